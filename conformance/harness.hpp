@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The seam between the conformance scenarios and a backend. Scenarios are written once against
+// a2::Store; each backend executable links them with one conformance/backends/<name>.cpp that
+// defines a2::conformance::backend().
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "a2/clock.hpp"
+#include "a2/store.hpp"
+
+namespace a2::conformance {
+
+inline constexpr std::int64_t kT0 = 1'000'000;  // The fake clock's start (CONTRACT.md 8).
+inline constexpr std::int64_t kTtl = 30'000;    // The default lease in scenarios.
+
+// One isolated store with a fake clock at kT0 and ids "g1", "g2", ... Move-only.
+struct Fixture {
+  std::shared_ptr<ManualClock> clock;
+  std::shared_ptr<SequentialIdSource> ids;
+  std::unique_ptr<Store> store;
+  Store* operator->() const { return store.get(); }
+  Store& operator*() const { return *store; }
+};
+
+// A backend under test. Implementations start their server (if any) once per executable, on
+// first use, and stop it at exit. Thread-safe.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "memory", "redis", "postgres": also the ctest label.
+  virtual std::string name() const = 0;
+  // A fresh, empty store isolated from every other (new instance / key prefix / schema).
+  virtual Fixture fresh() = 0;
+};
+
+// Defined once per executable by conformance/backends/<name>.cpp.
+Backend& backend();
+
+// Shorthand for the scenarios.
+inline Fixture fresh() { return backend().fresh(); }
+
+}  // namespace a2::conformance

@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: MIT
+// The one Catch2 main shared by every test executable.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>

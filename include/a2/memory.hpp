@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <memory>
+
+#include "a2/clock.hpp"
+#include "a2/store.hpp"
+
+// The in-memory reference backend: the full contract, no server, nothing persisted.
+namespace a2::memory {
+
+struct Options {
+  std::shared_ptr<Clock> clock;    // Default: the system clock.
+  std::shared_ptr<IdSource> ids;   // Default: random 128-bit ids.
+};
+
+// A new, empty store. Safe for concurrent use from many threads (one mutex per store makes every
+// operation atomic).
+std::unique_ptr<Store> open(const Options& options = {});
+
+}  // namespace a2::memory
+
+#include "a2/detail/memory_store.hpp"

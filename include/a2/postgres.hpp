@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "a2/clock.hpp"
+#include "a2/store.hpp"
+
+// The Postgres backend (component a2::postgres): tables a2_events, a2_snapshots, ... as in
+// experimental-a2 0.18.0 (CONTRACT.md section 6), each write one server-side function call.
+namespace a2::postgres {
+
+struct Options {
+  std::string connection = "postgresql:///postgres";  // A libpq connection string or URI.
+  std::string schema = "public";  // Created if missing; the schema is applied at open().
+  std::size_t pool_size = 4;
+  std::chrono::milliseconds statement_timeout{30000};
+  std::shared_ptr<Clock> clock;   // Default: the system clock.
+  std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
+  // Feeds wake on NOTIFY and also poll at this cadence, so a lost notification only delays.
+  std::chrono::milliseconds feed_safety_poll{1000};
+};
+
+// Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws
+// a2::Unavailable if it cannot. The store is safe for concurrent use from many threads.
+std::unique_ptr<Store> open(const Options& options);
+
+}  // namespace a2::postgres

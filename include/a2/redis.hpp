@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "a2/clock.hpp"
+#include "a2/store.hpp"
+
+// The Redis backend (component a2::redis): the log is a Redis stream, every write one Lua
+// script run by SHA. Data-compatible with experimental-a2 0.18.0 (CONTRACT.md section 5).
+// Single-node Redis only (the scripts derive keys, which Redis Cluster forbids).
+namespace a2::redis {
+
+struct Options {
+  // "redis://[:password@]host[:port][/db]" or "unix:///path/to/socket". Default: local server.
+  std::string url = "redis://127.0.0.1:6379";
+  // Keys are "<key_prefix>:<session>:log", ... as in the original package. Default "a2".
+  std::string key_prefix = "a2";
+  std::size_t pool_size = 4;  // Connections shared by the calling threads.
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds command_timeout{5000};
+  std::shared_ptr<Clock> clock;   // Default: the system clock.
+  std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
+  // Live feeds poll at this cadence even when wake-ups arrive, so a lost message only delays.
+  std::chrono::milliseconds feed_safety_poll{1000};
+};
+
+// Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a
+// malformed url or prefix. The store is safe for concurrent use from many threads.
+std::unique_ptr<Store> open(const Options& options);
+
+}  // namespace a2::redis

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2/types.hpp"
+
+// Results of the Store operations. Expected outcomes are verdict enums spelled like the
+// contract's wire words; failures are exceptions (errors.hpp). Plain values.
+namespace a2 {
+
+struct [[nodiscard]] AppendResult {
+  std::vector<StoredEvent> events;  // The new rows (or, on a replay, the stored rows).
+  bool has_pending = false;         // Some unfinished event of the current lifetime exists.
+};
+
+enum class ClaimVerdict { claimed, busy, settled };
+
+struct [[nodiscard]] ClaimResult {
+  ClaimVerdict verdict = ClaimVerdict::settled;
+  std::vector<StoredEvent> events;  // claimed: every claimed row, ascending.
+  std::int64_t retry_at = 0;        // busy: the earliest live lease end (ms).
+};
+
+struct [[nodiscard]] RenewResult {
+  std::vector<std::int64_t> renewed;     // Leases extended.
+  std::vector<std::int64_t> superseded;  // Cleared or re-claimed: the attempt is over.
+};
+
+enum class CompleteVerdict { completed, superseded };
+
+struct [[nodiscard]] CompleteResult {
+  CompleteVerdict verdict = CompleteVerdict::superseded;
+  std::vector<StoredEvent> events;  // completed: the child rows, ascending.
+};
+
+enum class FailVerdict { failed, dead_lettered, superseded };
+
+struct [[nodiscard]] FailResult {
+  FailVerdict verdict = FailVerdict::superseded;
+  std::int64_t failure_count = 0;
+};
+
+struct [[nodiscard]] RedriveResult {
+  bool redriven = false;
+  bool has_pending = false;
+};
+
+struct [[nodiscard]] StateResult {
+  std::optional<std::int64_t> head_index;  // The reducer's newest checkpoint, if any.
+  std::optional<Checkpoint> snapshot;      // Where the fold starts (null: at the lifetime start).
+  std::vector<Event> events;               // The events to fold after the snapshot.
+  std::optional<std::int64_t> clear_index; // Present only when the session was cleared.
+};
+
+struct [[nodiscard]] ClearResult {
+  bool cleared = false;
+  std::int64_t index = 0;        // The head after the call.
+  std::int64_t clear_index = 0;  // The boundary after the call.
+};
+
+struct [[nodiscard]] ReclaimResult {
+  std::int64_t deleted = 0;  // Old events this call removed.
+  bool done = false;         // Nothing below the boundary remains; loop until true.
+};
+
+// Live presence: participant -> state.
+using PresenceMap = std::map<std::string, Json>;
+
+constexpr std::string_view to_string(ClaimVerdict v) {
+  switch (v) {
+    case ClaimVerdict::claimed: return "claimed";
+    case ClaimVerdict::busy: return "busy";
+    case ClaimVerdict::settled: return "settled";
+  }
+  return "unknown";
+}
+constexpr std::string_view to_string(CompleteVerdict v) {
+  return v == CompleteVerdict::completed ? "completed" : "superseded";
+}
+constexpr std::string_view to_string(FailVerdict v) {
+  switch (v) {
+    case FailVerdict::failed: return "failed";
+    case FailVerdict::dead_lettered: return "dead_lettered";
+    case FailVerdict::superseded: return "superseded";
+  }
+  return "unknown";
+}
+
+}  // namespace a2

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "a2/clock.hpp"
+#include "a2/detail/validate.hpp"
+#include "a2/errors.hpp"
+#include "a2/feed.hpp"
+#include "a2/options.hpp"
+#include "a2/results.hpp"
+#include "a2/types.hpp"
+
+namespace a2 {
+
+// A durable store of sessions: per session an append-only log of densely indexed events that
+// doubles as a work queue (claims, completions with child events, failures, dead letters,
+// lanes), reducer checkpoints, clears with batched reclaim, live feeds and presence.
+// CONTRACT.md is the specification; the conformance suite is its executable form.
+//
+// Thread safety: every Store is safe for concurrent use from many threads without external
+// synchronization. Each write is atomic and linearizable per session.
+//
+// The public methods validate their input (detail/validate.hpp) and check that the store is
+// open before any I/O, then call the backend. Bad input throws InvalidArgument and changes
+// nothing; a closed store throws Unavailable. Expected outcomes are verdicts in the results;
+// every failure is an a2::Error (errors.hpp).
+class Store {
+ public:
+  virtual ~Store() = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Appends events at head+1.. in order. Events without id get one from the IdSource. If every
+  // id is already owned by this session (a lost acknowledgement) nothing is written and the
+  // stored rows are returned. An empty batch writes nothing and reports has_pending.
+  // Throws PartialDuplicateBatch (some ids owned, an id of another session, a replay that does
+  // not match), SupersededAttempt (a cause whose attempt is no longer current),
+  // SessionCleared (origin_index at or below the boundary), InvalidArgument (bad input, a
+  // duplicate id in the batch, a cause above the head), Unavailable. Retry-safe with ids.
+  AppendResult append(std::string_view session_id, std::vector<NewEvent> events,
+                      const AppendOptions& options = {}) {
+    constexpr std::string_view op = "append";
+    detail::check_session_id(op, session_id);
+    detail::check_batch_size(op, events.size());
+    std::set<std::string> seen;
+    for (const auto& e : events) {
+      detail::check_event(op, e, seen);
+      if (e.cause) {
+        detail::check_integer(op, "cause index", e.cause->index);
+        detail::check_integer(op, "cause attempt", e.cause->attempt);
+      }
+    }
+    if (options.origin_index) detail::check_integer(op, "origin_index", *options.origin_index, 1);
+    ensure_open(op);
+    for (auto& e : events) normalize(e);
+    return do_append(std::string(session_id), std::move(events), options);
+  }
+
+  // The stored rows with max(after_index, clear_index - 1) < index <= min(through_index, head):
+  // the current lifetime, marker included. Bounds are frozen when the read starts.
+  std::vector<StoredEvent> read(std::string_view session_id, const ReadOptions& options = {}) {
+    check_read("read", session_id, options);
+    if (options.through_index && *options.through_index <= options.after_index) return {};
+    return do_read(std::string(session_id), options);
+  }
+
+  // Same range as read(), public events only.
+  std::vector<Event> read_history(std::string_view session_id, const ReadOptions& options = {}) {
+    check_read("read_history", session_id, options);
+    if (options.through_index && *options.through_index <= options.after_index) return {};
+    return do_read_history(std::string(session_id), options);
+  }
+
+  // read() with explicit bounds (CONTRACT.md 3.4).
+  std::vector<StoredEvent> read_range(std::string_view session_id, std::int64_t after_index,
+                                      std::optional<std::int64_t> through_index = std::nullopt) {
+    ReadOptions options{.after_index = after_index, .through_index = through_index};
+    check_read("read_range", session_id, options);
+    if (through_index && *through_index <= after_index) return {};
+    return do_read(std::string(session_id), options);
+  }
+
+  // The events from_index..min(through_index, head) if they fit one page of 256 and lie in the
+  // current lifetime; [] when no event of the lifetime is in range; std::nullopt otherwise
+  // (too many, or from_index below the lifetime's start). CONTRACT.md 3.5.
+  std::optional<std::vector<Event>> read_tail(
+      std::string_view session_id, std::int64_t from_index,
+      std::optional<std::int64_t> through_index = std::nullopt) {
+    constexpr std::string_view op = "read_tail";
+    detail::check_session_id(op, session_id);
+    detail::check_integer(op, "from_index", from_index, 1);
+    if (through_index) detail::check_integer(op, "through_index", *through_index, 0);
+    ensure_open(op);
+    return do_read_tail(std::string(session_id), from_index, through_index);
+  }
+
+  // One page (at most 256) of public events after after_index in the current lifetime; a cursor
+  // below the boundary resumes at the marker.
+  std::vector<Event> read_events(std::string_view session_id, std::int64_t after_index) {
+    check_read("read_events", session_id, {.after_index = after_index, .through_index = std::nullopt});
+    return do_read_events(std::string(session_id), after_index);
+  }
+
+  // One feed page (at most 1000) after after_index, payloads as stored JSON text.
+  std::vector<SerializedEvent> read_feed_page(std::string_view session_id,
+                                              std::int64_t after_index) {
+    check_read("read_feed_page", session_id, {.after_index = after_index, .through_index = std::nullopt});
+    return do_read_feed_page(std::string(session_id), after_index);
+  }
+
+  // Claims every available event (ready, lease absent or expired, not excluded).
+  //   claimed  the claimed rows, ascending, attempt_count incremented
+  //   busy     nothing available but a live lease exists; retry_at = the earliest lease end
+  //   settled  nothing claimable and nothing in flight
+  // Throws InvalidArgument, Unavailable. One round trip on Redis.
+  ClaimResult claim_available(const ClaimRequest& request) {
+    constexpr std::string_view op = "claim_available";
+    detail::check_session_id(op, request.session_id);
+    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+    detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+    detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
+    for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
+    ensure_open(op);
+    return do_claim_available(request);
+  }
+
+  // Extends the listed leases held by `holder`. An index at or below the boundary, or whose
+  // attempt was re-claimed, is superseded; a lapsed, finished or foreign lease is in neither list.
+  RenewResult renew_claims(const RenewRequest& request) {
+    constexpr std::string_view op = "renew_claims";
+    detail::check_session_id(op, request.session_id);
+    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+    detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+    detail::check_list_size(op, "claims", request.claims.size());
+    for (const auto& c : request.claims) {
+      detail::check_integer(op, "claim index", c.index);
+      detail::check_integer(op, "claim attempt", c.attempt);
+    }
+    ensure_open(op);
+    return do_renew_claims(request);
+  }
+
+  // Completes the current attempt of a claimed event and appends its children atomically.
+  //   completed   the child rows (also on an idempotent retry with the same child ids)
+  //   superseded  the attempt is no longer current (re-claimed, failed, cleared); nothing changed
+  // Throws PartialDuplicateBatch (a child id already owned; a retry that does not match),
+  // InvalidArgument (index above the head, bad input), Unavailable. Retry-safe with child ids.
+  CompleteResult complete_attempt(CompleteRequest request) {
+    constexpr std::string_view op = "complete_attempt";
+    detail::check_session_id(op, request.session_id);
+    detail::check_integer(op, "index", request.index);
+    detail::check_integer(op, "attempt", request.attempt);
+    detail::check_batch_size(op, request.events.size());
+    std::set<std::string> seen;
+    for (const auto& e : request.events) detail::check_event(op, e, seen);
+    ensure_open(op);
+    for (auto& e : request.events) normalize(e);
+    return do_complete_attempt(request);
+  }
+
+  // Records a failure of the current attempt.
+  //   failed         below max_failures; the event is claimable again
+  //   dead_lettered  the limit was reached; only redrive brings it back
+  //   superseded     the attempt is no longer current; nothing changed
+  // Throws InvalidArgument (index above the head), Unavailable. Retry-safe (by attempt).
+  FailResult fail_attempt(const FailRequest& request) {
+    constexpr std::string_view op = "fail_attempt";
+    detail::check_session_id(op, request.session_id);
+    detail::check_integer(op, "index", request.index);
+    detail::check_integer(op, "attempt", request.attempt);
+    detail::check_integer(op, "max_failures", request.max_failures);
+    detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
+    ensure_open(op);
+    return do_fail_attempt(request);
+  }
+
+  // The dead letters of the current lifetime with full metadata, ascending.
+  std::vector<StoredEvent> dead_letters(std::string_view session_id) {
+    constexpr std::string_view op = "dead_letters";
+    detail::check_session_id(op, session_id);
+    ensure_open(op);
+    return do_dead_letters(std::string(session_id));
+  }
+
+  // Retries (claimable again, failure count reset) or skips (settled, lane handed on) a dead
+  // letter of the current lifetime; anything else reports redriven = false and changes nothing.
+  RedriveResult redrive(const RedriveRequest& request) {
+    constexpr std::string_view op = "redrive";
+    detail::check_session_id(op, request.session_id);
+    detail::check_integer(op, "index", request.index);
+    ensure_open(op);
+    return do_redrive(request);
+  }
+
+  // What a reducer needs to fold the session: the best checkpoint and the events after it.
+  StateResult read_state(std::string_view session_id, std::string_view reducer,
+                         const StateOptions& options = {}) {
+    constexpr std::string_view op = "read_state";
+    detail::check_session_id(op, session_id);
+    detail::check_reducer(op, reducer);
+    check_state_bounds(op, options.through_index, options.snapshot_through_index);
+    ensure_open(op);
+    return do_read_state(std::string(session_id), std::string(reducer), options);
+  }
+
+  // read_state for many sessions of one reducer; result i answers requests[i].
+  std::vector<StateResult> read_states(std::string_view reducer,
+                                       const std::vector<StateRequest>& requests) {
+    constexpr std::string_view op = "read_states";
+    detail::check_reducer(op, reducer);
+    detail::check_list_size(op, "requests", requests.size());
+    for (const auto& r : requests) {
+      detail::check_session_id(op, r.session_id);
+      check_state_bounds(op, r.through_index, r.snapshot_through_index);
+    }
+    ensure_open(op);
+    if (requests.empty()) return {};
+    return do_read_states(std::string(reducer), requests);
+  }
+
+  // Writes reducer checkpoints. One write per index (the last for an index wins), applied in
+  // index order; writes below the boundary are dropped; the highest write becomes the head if
+  // it is not older than the head; older writes are kept only while pinned by unfinished events.
+  void put_snapshots(std::string_view session_id, std::string_view reducer,
+                     std::vector<SnapshotWrite> writes) {
+    constexpr std::string_view op = "put_snapshots";
+    detail::check_session_id(op, session_id);
+    detail::check_reducer(op, reducer);
+    detail::check_list_size(op, "writes", writes.size());
+    for (const auto& w : writes) {
+      detail::check_integer(op, "checkpoint index", w.index, 0);
+      detail::check_json(op, "checkpoint state", w.state);
+      detail::check_list_size(op, "pin_event_indexes", w.pin_event_indexes.size());
+      for (auto p : w.pin_event_indexes) detail::check_integer(op, "pinned event index", p, 1);
+    }
+    ensure_open(op);
+    // Normalize (CONTRACT.md 3.15 step 1): the last write per index wins, ascending.
+    std::vector<SnapshotWrite> normalized;
+    for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
+      bool seen = false;
+      for (const auto& n : normalized) seen = seen || n.index == it->index;
+      if (!seen) normalized.push_back(std::move(*it));
+    }
+    std::sort(normalized.begin(), normalized.end(),
+              [](const SnapshotWrite& a, const SnapshotWrite& b) { return a.index < b.index; });
+    if (normalized.empty()) return;
+    do_put_snapshots(std::string(session_id), std::string(reducer), std::move(normalized));
+  }
+
+  // Appends a clear marker at head+1 and moves the boundary there: the old lifetime's events,
+  // work and checkpoints become invisible. See ClearResult and CONTRACT.md 3.16.
+  // Throws SupersededAttempt (stale cause), PartialDuplicateBatch (marker id taken),
+  // InvalidArgument (cause above the head), Unavailable. Retry-safe with if_last_index.
+  ClearResult clear(const ClearRequest& request) {
+    constexpr std::string_view op = "clear";
+    detail::check_session_id(op, request.session_id);
+    if (request.if_last_index) detail::check_integer(op, "if_last_index", *request.if_last_index, 0);
+    if (request.cause) {
+      detail::check_integer(op, "cause index", request.cause->index);
+      detail::check_integer(op, "cause attempt", request.cause->attempt);
+    }
+    ensure_open(op);
+    return do_clear(request);
+  }
+
+  // Deletes one batch (at most 256 events) of the old lifetimes below the boundary and, at the
+  // end, their checkpoints. Loop until done.
+  ReclaimResult reclaim(std::string_view session_id) {
+    constexpr std::string_view op = "reclaim";
+    detail::check_session_id(op, session_id);
+    ensure_open(op);
+    return do_reclaim(std::string(session_id));
+  }
+
+  // A live feed of the session's events after after_index (feed.hpp).
+  std::unique_ptr<Feed> subscribe(std::string_view session_id, std::int64_t after_index = 0) {
+    check_read("subscribe", session_id, {.after_index = after_index, .through_index = std::nullopt});
+    return do_subscribe(std::string(session_id), after_index);
+  }
+
+  // Upserts or removes one participant and returns the live presence map. Not part of the log:
+  // unaffected by clear and reclaim.
+  PresenceMap patch_presence(std::string_view session_id, const PresencePatch& patch) {
+    constexpr std::string_view op = "patch_presence";
+    detail::check_session_id(op, session_id);
+    detail::check_text(op, "participant", patch.participant, kMaxParticipantBytes);
+    detail::check_json(op, "presence state", patch.state);
+    if (!patch.state.is_null()) detail::check_integer(op, "ttl_ms", patch.ttl_ms, 1);
+    ensure_open(op);
+    return do_patch_presence(std::string(session_id), patch);
+  }
+
+  // The live presence map of a session.
+  PresenceMap read_presence(std::string_view session_id) {
+    constexpr std::string_view op = "read_presence";
+    detail::check_session_id(op, session_id);
+    ensure_open(op);
+    return do_read_presence(std::string(session_id));
+  }
+
+  // Releases connections and stops feeds. Idempotent; afterwards every operation throws
+  // Unavailable.
+  void close() {
+    if (!closed_.exchange(true)) do_close();
+  }
+  bool closed() const noexcept { return closed_.load(); }
+
+ protected:
+  Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids)
+      : clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
+        ids_(ids ? std::move(ids) : std::make_shared<RandomIdSource>()) {}
+
+  Clock& clock() const noexcept { return *clock_; }
+  IdSource& ids() const noexcept { return *ids_; }
+
+  // Backends implement these. Input is validated and normalized: lanes "" are std::nullopt,
+  // every event and child has an id, snapshot writes are one per index, ascending, non-empty.
+  virtual AppendResult do_append(const std::string& session_id, std::vector<NewEvent> events,
+                                 const AppendOptions& options) = 0;
+  virtual std::vector<StoredEvent> do_read(const std::string& session_id,
+                                           const ReadOptions& options) = 0;
+  virtual std::vector<Event> do_read_history(const std::string& session_id,
+                                             const ReadOptions& options) = 0;
+  virtual std::optional<std::vector<Event>> do_read_tail(
+      const std::string& session_id, std::int64_t from_index,
+      std::optional<std::int64_t> through_index) = 0;
+  virtual std::vector<Event> do_read_events(const std::string& session_id,
+                                            std::int64_t after_index) = 0;
+  virtual std::vector<SerializedEvent> do_read_feed_page(const std::string& session_id,
+                                                         std::int64_t after_index) = 0;
+  virtual ClaimResult do_claim_available(const ClaimRequest& request) = 0;
+  virtual RenewResult do_renew_claims(const RenewRequest& request) = 0;
+  virtual CompleteResult do_complete_attempt(const CompleteRequest& request) = 0;
+  virtual FailResult do_fail_attempt(const FailRequest& request) = 0;
+  virtual std::vector<StoredEvent> do_dead_letters(const std::string& session_id) = 0;
+  virtual RedriveResult do_redrive(const RedriveRequest& request) = 0;
+  virtual StateResult do_read_state(const std::string& session_id, const std::string& reducer,
+                                    const StateOptions& options) = 0;
+  virtual std::vector<StateResult> do_read_states(const std::string& reducer,
+                                                  const std::vector<StateRequest>& requests) = 0;
+  virtual void do_put_snapshots(const std::string& session_id, const std::string& reducer,
+                                std::vector<SnapshotWrite> writes) = 0;
+  virtual ClearResult do_clear(const ClearRequest& request) = 0;
+  virtual ReclaimResult do_reclaim(const std::string& session_id) = 0;
+  virtual std::unique_ptr<Feed> do_subscribe(const std::string& session_id,
+                                             std::int64_t after_index) = 0;
+  virtual PresenceMap do_patch_presence(const std::string& session_id,
+                                        const PresencePatch& patch) = 0;
+  virtual PresenceMap do_read_presence(const std::string& session_id) = 0;
+  // Called once, by the first close().
+  virtual void do_close() = 0;
+
+ private:
+  void ensure_open(std::string_view op) const {
+    if (closed_.load()) throw Unavailable("a2 " + std::string(op) + ": the store is closed");
+  }
+  void check_read(std::string_view op, std::string_view session_id, const ReadOptions& options) {
+    detail::check_session_id(op, session_id);
+    detail::check_integer(op, "after_index", options.after_index, 0);
+    if (options.through_index) detail::check_integer(op, "through_index", *options.through_index, 0);
+    ensure_open(op);
+  }
+  static void check_state_bounds(std::string_view op, const std::optional<std::int64_t>& through,
+                                 const std::optional<std::int64_t>& snapshot_through) {
+    if (through) detail::check_integer(op, "through_index", *through, 0);
+    if (snapshot_through) detail::check_integer(op, "snapshot_through_index", *snapshot_through, 0);
+  }
+  template <class E>
+  void normalize(E& e) {
+    if (e.lane && e.lane->empty()) e.lane.reset();  // Q7: "" is no lane on every backend.
+    if (!e.id) e.id = ids_->next_id();
+  }
+
+  std::shared_ptr<Clock> clock_;
+  std::shared_ptr<IdSource> ids_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace a2
