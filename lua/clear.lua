@@ -1,0 +1,60 @@
+-- SPDX-License-Identifier: MIT
+-- Clears a session (CONTRACT.md 3.16): appends a clear marker at head + 1 and makes it the new
+-- boundary. The old lifetime's log moves aside in one RENAME (to p:S:cleared:<marker>, listed in
+-- p:S:cleared), so every read of the log starts at the marker, and its queues are unlinked, so
+-- claims and pending checks see only the new lifetime; reclaim drains the moved log later.
+-- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] meta-split  KEYS[5] id key of the marker id
+-- KEYS[6] pending  KEYS[7] ready
+-- ARGV[1] session id  ARGV[2] now ms  ARGV[3] ifLastIndex|''  ARGV[4] cause index|''
+-- ARGV[5] cause attempt|''  ARGV[6] marker id  ARGV[7] notify channel
+-- Returns { 'ok', cleared '0'|'1', head, boundary } | { 'no_parent', causeIndex } |
+--   { 'superseded', causeIndex } | { 'foreign' }
+-- Verdict order: cause (boundary, range, attempt/dead letter), ifLastIndex already applied
+-- (boundary == ifLastIndex + 1), ifLastIndex lost the race, nothing to clear, marker id already
+-- owned (any record, even a free one of this session), then apply.
+-- The marker type is the library's kClearEventType (include/a2/types.hpp), substituted at build
+-- time (CONTRACT.md Q1).
+local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[4]
+--#include meta.lua
+--#include wake.lua
+local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR, KEYS[5])
+local head = tonumber(counts[1] or '0')
+use_split(counts[2], counts[1], counts[3])
+if ARGV[4] ~= '' then
+  local field = ARGV[4]
+  local pidx = tonumber(field)
+  if pidx <= boundary then return { 'superseded', field } end
+  if pidx < 1 or pidx > head then return { 'no_parent', field } end
+  local row = read_fields({ field }, { 'd', 'f' })[field]
+  if tonumber(row[1] or '0') ~= tonumber(ARGV[5]) or row[2] then
+    return { 'superseded', field }
+  end
+end
+local expected = ARGV[3]
+if expected ~= '' and boundary == tonumber(expected) + 1 then
+  return { 'ok', '1', tostring(head), tostring(boundary) }
+end
+if expected ~= '' and tonumber(expected) ~= head then
+  return { 'ok', '0', tostring(head), tostring(boundary) }
+end
+if head == 0 or boundary == head then
+  return { 'ok', '1', tostring(head), tostring(boundary) }
+end
+if counts[4] then return { 'foreign' } end
+local field = tostring(head + 1)
+local session = string.sub(COUNTER, 1, -6)
+local moved = session .. 'cleared:' .. field
+redis.call('RENAME', KEYS[1], moved)
+redis.call('UNLINK', KEYS[6], KEYS[7])
+redis.call('SADD', session .. 'cleared', moved)
+redis.call('XADD', KEYS[1], field .. '-0',
+  'id', ARGV[6], 'type', '@A2_CLEAR_EVENT_TYPE@', 'payload', 'null',
+  'created_at', ARGV[2], 'cause', '', 'lane', '')
+local writes = { KEYS[5], cjson.encode({ ARGV[1], head + 1 }), COUNTER, field, CLEAR, field }
+split_write(writes)
+redis.call('MSET', unpack(writes))
+put(mkey(field), field .. ':p', ARGV[2])
+flush()
+wake_add(field, ARGV[6], '@A2_CLEAR_EVENT_TYPE@', 'null')
+wake(ARGV[7], field, ARGV[2])
+return { 'ok', '1', field, field }

@@ -1,0 +1,32 @@
+-- SPDX-License-Identifier: MIT
+-- Lists the dead letters of the current lifetime (CONTRACT.md 3.11), oldest first. Every
+-- unfinished event is in the pending set, so the scan is bounded by unfinished work, not history;
+-- only dead letters read their full columns.
+-- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] meta-split
+-- No ARGV.
+-- Returns a flat list of pairs (streamEntry, columns) where columns are the 13
+-- STORED_EVENT_META_SUFFIXES in order: p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e
+-- (false when absent).
+local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[5]
+--#include meta.lua
+local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
+use_split(counts[2], counts[1], counts[3])
+local candidates = {}
+for _, field in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  if tonumber(field) > boundary then candidates[#candidates + 1] = field end
+end
+local status = read_fields(candidates, { 'p', 'f' })
+local dead = {}
+for _, field in ipairs(candidates) do
+  if status[field][2] and not status[field][1] then dead[#dead + 1] = field end
+end
+local rows = read_fields(dead, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e' })
+local result = {}
+for _, field in ipairs(dead) do
+  local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
+  if #entries > 0 then
+    result[#result + 1] = entries[1]
+    result[#result + 1] = rows[field]
+  end
+end
+return result

@@ -1,0 +1,48 @@
+-- SPDX-License-Identifier: MIT
+-- Records a failure of a claimed attempt (CONTRACT.md 3.10); dead-letters the event when the
+-- failure count reaches maxFailures.
+-- KEYS[1] count  KEYS[2] meta  KEYS[3] pending  KEYS[4] ready  KEYS[5] snapshot-pins:<index>
+-- KEYS[6] snapshot-pin-counts  KEYS[7] meta-split
+-- ARGV[1] index  ARGV[2] attempt  ARGV[3] error text  ARGV[4] maxFailures  ARGV[5] now ms
+-- Returns { 'cleared', '0' } | { 'missing', '0' } | { 'superseded', failures } |
+--   { 'dead_lettered', failures } | { 'failed', failures }
+-- Verdict order: index <= boundary (cleared), index above the head (missing), processed or
+-- attempt mismatch (superseded), already dead-lettered, already recorded failure of this attempt
+-- (failed, nothing changes), no claim holder (superseded), then record.
+local COUNTER, META, SPLIT = KEYS[1], KEYS[2], KEYS[7]
+--#include meta.lua
+--#include release_pins.lua
+local idx = tonumber(ARGV[1])
+local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
+local total = tonumber(counts[1] or '0')
+use_split(counts[2], counts[1], counts[3])
+if idx <= boundary then return { 'cleared', '0' } end
+if idx < 1 or idx > total then return { 'missing', '0' } end
+local field = ARGV[1]
+local attempt = tonumber(ARGV[2])
+local row = read_fields({ field }, { 'a', 'd', 'p', 'f', 'lfa', 'ch' })[field]
+local failures = tonumber(row[1] or '0')
+if row[3] or tonumber(row[2] or '0') ~= attempt then
+  return { 'superseded', tostring(failures) }
+end
+if row[4] then return { 'dead_lettered', tostring(failures) } end
+if row[5] and tonumber(row[5]) == attempt and not row[6] then
+  return { 'failed', tostring(failures) }
+end
+if not row[6] then return { 'superseded', tostring(failures) } end
+failures = failures + 1
+local dead = failures >= tonumber(ARGV[4])
+local meta_key = mkey(field)
+put(meta_key, field .. ':a', tostring(failures))
+put(meta_key, field .. ':e', ARGV[3])
+put(meta_key, field .. ':lf', ARGV[5])
+put(meta_key, field .. ':lfa', ARGV[2])
+if dead then put(meta_key, field .. ':f', ARGV[5]) end
+flush()
+redis.call('HDEL', meta_key, field .. ':ch', field .. ':ce')
+if dead then
+  redis.call('ZREM', KEYS[4], field)
+  release_snapshot_pins(KEYS[5], KEYS[6])
+  return { 'dead_lettered', tostring(failures) }
+end
+return { 'failed', tostring(failures) }

@@ -1,0 +1,49 @@
+-- SPDX-License-Identifier: MIT
+-- Extends the leases of live claims held by `holder` (CONTRACT.md 3.8).
+-- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split
+-- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] n, then per claim:
+-- ARGV[4 + 2i - 1] index, ARGV[4 + 2i] attempt
+-- Returns { renewedCount, renewedIndex..., supersededIndex... } (indexes at or below the clear
+-- boundary are superseded and listed last; indexes above the head and claims not renewed for
+-- another reason are in neither list).
+-- A claim is renewed iff expiresAt > now, the event is neither processed nor dead-lettered, the
+-- holder matches, the lease is still live (ce > now) and attemptCount EQUALS the attempt
+-- (CONTRACT.md Q11 resolution; seed-R accepted attemptCount <= attempt). attemptCount > attempt
+-- is superseded.
+local COUNTER, META, SPLIT = KEYS[1], KEYS[2], KEYS[3]
+--#include meta.lua
+local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
+local total = tonumber(counts[1] or '0')
+use_split(counts[2], counts[1], counts[3])
+local claims, fields, cleared = {}, {}, {}
+for i = 1, tonumber(ARGV[4]) do
+  local field = ARGV[4 + (i - 1) * 2 + 1]
+  local idx = tonumber(field)
+  if idx <= boundary then
+    cleared[#cleared + 1] = field
+  elseif idx >= 1 and idx <= total then
+    claims[#claims + 1] = { field = field, attempt = tonumber(ARGV[4 + (i - 1) * 2 + 2]) }
+    fields[#fields + 1] = field
+  end
+end
+local rows = read_fields(fields, { 'd', 'ce', 'p', 'f', 'ch' })
+local renewed = {}
+local superseded = {}
+for _, claim in ipairs(claims) do
+  local row = rows[claim.field]
+  local dispatches = tonumber(row[1] or '0')
+  if dispatches > claim.attempt then
+    superseded[#superseded + 1] = claim.field
+  elseif dispatches == claim.attempt and tonumber(ARGV[3]) > tonumber(ARGV[2]) and
+         not row[3] and not row[4] and row[5] == ARGV[1] and
+         tonumber(row[2] or '0') > tonumber(ARGV[2]) then
+    put(mkey(claim.field), claim.field .. ':ce', ARGV[3])
+    renewed[#renewed + 1] = claim.field
+  end
+end
+flush()
+for _, field in ipairs(cleared) do superseded[#superseded + 1] = field end
+local result = { tostring(#renewed) }
+for i = 1, #renewed do result[#result + 1] = renewed[i] end
+for i = 1, #superseded do result[#result + 1] = superseded[i] end
+return result
