@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT
+// The model-based check: seeded random operation sequences run against the backend under test and
+// against the in-memory reference backend side by side. After every step the two must agree on
+// the operation's result and on everything observable about every session, and the invariants of
+// CONTRACT.md section 7 must hold.
+//
+// Environment: A2_MODEL_SEED (default: a fresh seed, printed), A2_MODEL_STEPS (operations per
+// run, default 500), A2_MODEL_RUNS (runs with consecutive seeds, default 2).
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "a2/memory.hpp"
+#include "harness.hpp"
+#include "support/support.hpp"
+
+namespace a2::conformance {
+namespace {
+
+std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  return std::strtoull(v, nullptr, 10);
+}
+
+// A store under test with the clock and ids it was opened with.
+struct Side {
+  Fixture fixture;
+  Store& store() { return *fixture.store; }
+};
+
+// An operation's outcome as JSON: its result, or the code of the a2::Error it threw.
+template <class F>
+Json outcome(F&& f) {
+  try {
+    return Json{{"ok", f()}};
+  } catch (const Error& e) {
+    return Json{{"error", std::string(to_string(e.code()))}};
+  }
+}
+
+// Clear markers take their ids from the store's IdSource, which backends may consume at different
+// moments (CONTRACT.md Q27); every other id is supplied by the check. Markers are compared by
+// everything but their id.
+Json rows_json(const std::vector<StoredEvent>& rows) {
+  Json out = Json::array();
+  for (const auto& e : rows) {
+    Json j = to_json(e);
+    if (e.type == kClearEventType) j["id"] = "<marker>";
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+Json events_json(const std::vector<Event>& events) {
+  Json out = Json::array();
+  for (const auto& e : events)
+    out.push_back({{"index", e.index},
+                   {"id", e.type == kClearEventType ? std::string("<marker>") : e.id},
+                   {"type", e.type},
+                   {"payload", e.payload},
+                   {"created_at", e.created_at},
+                   {"session_id", e.session_id}});
+  return out;
+}
+Json state_json(const StateResult& s) {
+  Json j = {{"head_index", s.head_index ? Json(*s.head_index) : Json()},
+            {"snapshot", s.snapshot ? Json{{"index", s.snapshot->index}, {"state", s.snapshot->state}}
+                                    : Json()},
+            {"events", events_json(s.events)},
+            {"clear_index", s.clear_index ? Json(*s.clear_index) : Json()}};
+  return j;
+}
+
+struct ClaimInfo {
+  std::string session;
+  std::int64_t index;
+  std::int64_t attempt;
+  std::string holder;
+};
+
+class ModelRun {
+ public:
+  ModelRun(std::uint64_t seed, int steps) : rng_(seed), seed_(seed), steps_(steps) {
+    auto reference = Fixture{std::make_shared<ManualClock>(kT0),
+                             std::make_shared<SequentialIdSource>("g"), nullptr};
+    reference.store = memory::open({.clock = reference.clock, .ids = reference.ids});
+    ref_.fixture = std::move(reference);
+    sub_.fixture = backend().fresh();
+  }
+
+  void run() {
+    for (step_ = 0; step_ < steps_; ++step_) {
+      one_step();
+      for (const auto& s : sessions_) check_session(s);
+    }
+    std::cout << "  outcomes:";
+    for (const auto& [k, n] : tally_) std::cout << " " << k << "=" << n;
+    std::cout << std::endl;
+  }
+
+ private:
+  // --- randomness -------------------------------------------------------------------------
+  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  bool chance(int percent) { return pick(100) < percent; }
+  const std::string& any_session() { return sessions_[static_cast<std::size_t>(pick(3))]; }
+  std::optional<std::string> any_lane() {
+    switch (pick(5)) {
+      case 0: return std::string("L1");
+      case 1: return std::string("L2");
+      default: return std::nullopt;
+    }
+  }
+
+  // --- running one operation on both sides -----------------------------------------------
+  template <class F>
+  Json both(const std::string& what, F&& f) {
+    Json expected = outcome([&] { return f(ref_.store()); });
+    Json actual = outcome([&] { return f(sub_.store()); });
+    if (expected != actual) {
+      FAIL_CHECK("model check diverged at step " << step_ << " (seed " << seed_ << ") in " << what
+                                                 << "\n  memory:  " << expected.dump()
+                                                 << "\n  backend: " << actual.dump());
+      throw std::runtime_error("diverged");
+    }
+    tally(what, expected);
+    return expected;
+  }
+
+  // Counts outcomes per operation kind ("complete:superseded", "append:partial_duplicate_batch")
+  // so a run shows which paths it exercised.
+  void tally(const std::string& what, const Json& result) {
+    auto kind = what.substr(0, what.find(' '));
+    if (kind == "observe" || kind == "dead_letters") return;
+    if (what.find("replay") != std::string::npos) kind += "-replay";
+    std::string verdict = "ok";
+    if (result.contains("error")) {
+      verdict = result["error"].get<std::string>();
+    } else if (result["ok"].is_object() && result["ok"].contains("verdict")) {
+      verdict = result["ok"]["verdict"].get<std::string>();
+    }
+    ++tally_[kind + ":" + verdict];
+  }
+
+  std::int64_t head(const std::string& s) { return heads_[s]; }
+  void note_rows(const std::string& s, const Json& rows) {
+    for (const auto& r : rows) heads_[s] = std::max(heads_[s], r["index"].get<std::int64_t>());
+  }
+
+  void one_step() {
+    int roll = pick(100);
+    if (roll < 22) return op_append();
+    if (roll < 26) return op_replay_append();
+    if (roll < 40) return op_claim();
+    if (roll < 44) return op_renew();
+    if (roll < 56) return op_complete();
+    if (roll < 59) return op_replay_complete();
+    if (roll < 67) return op_fail();
+    if (roll < 71) return op_redrive();
+    if (roll < 76) return op_put_snapshots();
+    if (roll < 80) return op_read_state();
+    if (roll < 83) return op_clear();
+    if (roll < 86) return op_reclaim();
+    if (roll < 88) return op_read_tail();
+    return op_advance_clock();
+  }
+
+  void op_advance_clock() {
+    std::int64_t ms = chance(50) ? pick(2000) : pick(40000);
+    ref_.fixture.clock->advance(ms);
+    sub_.fixture.clock->advance(ms);
+  }
+
+  std::vector<NewEvent> random_batch(const std::string& s) {
+    std::vector<NewEvent> batch;
+    int n = 1 + pick(3);
+    for (int i = 0; i < n; ++i) {
+      NewEvent e;
+      e.id = "e" + std::to_string(++next_id_);
+      e.type = chance(50) ? "job" : "note";
+      e.payload = {{"n", next_id_}, {"s", s}};
+      e.lane = any_lane();
+      e.settled = chance(20);
+      if (chance(12) && !claims_.empty()) {
+        const auto& c = claims_[static_cast<std::size_t>(pick(static_cast<int>(claims_.size())))];
+        if (c.session == s) e.cause = EventCause{c.index, c.attempt + (chance(20) ? 1 : 0)};
+      }
+      batch.push_back(std::move(e));
+    }
+    return batch;
+  }
+
+  void op_append() {
+    const auto& s = any_session();
+    auto batch = random_batch(s);
+    AppendOptions options;
+    if (chance(6) && head(s) > 0) options.origin_index = 1 + pick(static_cast<int>(head(s)));
+    Json r = both("append " + s, [&](Store& st) {
+      auto res = st.append(s, batch, options);
+      return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
+    });
+    if (r.contains("ok")) {
+      note_rows(s, r["ok"]["events"]);
+      appended_.push_back({s, batch, options});
+    }
+  }
+
+  void op_replay_append() {
+    if (appended_.empty()) return op_append();
+    const auto& a = appended_[static_cast<std::size_t>(pick(static_cast<int>(appended_.size())))];
+    Json r = both("append replay " + a.session, [&](Store& st) {
+      auto res = st.append(a.session, a.batch, a.options);
+      return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
+    });
+    if (r.contains("ok")) note_rows(a.session, r["ok"]["events"]);
+  }
+
+  void op_claim() {
+    const auto& s = any_session();
+    std::string holder = "w" + std::to_string(1 + pick(3));
+    std::vector<std::int64_t> exclude;
+    if (chance(15) && head(s) > 0) exclude.push_back(1 + pick(static_cast<int>(head(s))));
+    Json r = both("claim " + s, [&](Store& st) {
+      auto res = st.claim_available({.session_id = s,
+                                     .holder = holder,
+                                     .ttl_ms = 30'000,
+                                     .expires_at_ms = std::nullopt,
+                                     .exclude_indexes = exclude});
+      return Json{{"verdict", std::string(to_string(res.verdict))},
+                  {"events", rows_json(res.events)},
+                  {"retry_at", res.verdict == ClaimVerdict::busy ? res.retry_at : 0}};
+    });
+    if (r.contains("ok"))
+      for (const auto& e : r["ok"]["events"])
+        claims_.push_back({s, e["index"].get<std::int64_t>(), e["attempt_count"].get<std::int64_t>(),
+                           holder});
+    if (claims_.size() > 40) claims_.erase(claims_.begin(), claims_.begin() + 10);
+  }
+
+  const ClaimInfo* any_claim() {
+    if (claims_.empty()) return nullptr;
+    return &claims_[static_cast<std::size_t>(pick(static_cast<int>(claims_.size())))];
+  }
+
+  void op_renew() {
+    const ClaimInfo* c = any_claim();
+    if (!c) return op_claim();
+    ClaimInfo info = *c;
+    std::string holder = chance(15) ? "w9" : info.holder;
+    both("renew " + info.session, [&](Store& st) {
+      auto res = st.renew_claims({.session_id = info.session,
+                                  .holder = holder,
+                                  .claims = {{info.index, info.attempt}},
+                                  .ttl_ms = 30'000,
+                                  .expires_at_ms = std::nullopt});
+      auto renewed = res.renewed;
+      auto superseded = res.superseded;
+      std::sort(renewed.begin(), renewed.end());
+      std::sort(superseded.begin(), superseded.end());
+      return Json{{"renewed", renewed}, {"superseded", superseded}};
+    });
+  }
+
+  void op_complete() {
+    const ClaimInfo* c = any_claim();
+    if (!c) return op_claim();
+    ClaimInfo info = *c;
+    std::vector<ChildEvent> children;
+    int n = pick(3);
+    for (int i = 0; i < n; ++i) {
+      ChildEvent ch;
+      ch.id = "c" + std::to_string(++next_id_);
+      ch.type = "child";
+      ch.payload = {{"of", info.index}};
+      ch.lane = any_lane();
+      ch.settled = chance(40);
+      children.push_back(std::move(ch));
+    }
+    CompleteRequest req{.session_id = info.session,
+                        .index = info.index,
+                        .attempt = info.attempt,
+                        .events = children};
+    Json r = both("complete " + info.session, [&](Store& st) {
+      auto res = st.complete_attempt(req);
+      return Json{{"verdict", std::string(to_string(res.verdict))},
+                  {"events", rows_json(res.events)}};
+    });
+    if (r.contains("ok")) {
+      note_rows(info.session, r["ok"]["events"]);
+      completions_.push_back(req);
+    }
+  }
+
+  void op_replay_complete() {
+    if (completions_.empty()) return op_complete();
+    auto req = completions_[static_cast<std::size_t>(pick(static_cast<int>(completions_.size())))];
+    both("complete replay " + req.session_id, [&](Store& st) {
+      auto res = st.complete_attempt(req);
+      return Json{{"verdict", std::string(to_string(res.verdict))},
+                  {"events", rows_json(res.events)}};
+    });
+  }
+
+  void op_fail() {
+    const ClaimInfo* c = any_claim();
+    if (!c) return op_claim();
+    ClaimInfo info = *c;
+    std::int64_t max_failures = 1 + pick(3);
+    both("fail " + info.session, [&](Store& st) {
+      auto res = st.fail_attempt({.session_id = info.session,
+                                  .index = info.index,
+                                  .attempt = info.attempt,
+                                  .error = "boom " + std::to_string(step_),
+                                  .max_failures = max_failures});
+      return Json{{"verdict", std::string(to_string(res.verdict))},
+                  {"failure_count", res.failure_count}};
+    });
+  }
+
+  void op_redrive() {
+    const auto& s = any_session();
+    Json dead = both("dead_letters " + s, [&](Store& st) {
+      return rows_json(st.dead_letters(s));
+    });
+    std::int64_t index = 1 + pick(static_cast<int>(std::max<std::int64_t>(head(s), 1)));
+    if (!dead["ok"].empty() && chance(80))
+      index = dead["ok"][static_cast<std::size_t>(pick(static_cast<int>(dead["ok"].size())))]
+                  ["index"]
+                      .get<std::int64_t>();
+    RedriveAction action = chance(50) ? RedriveAction::retry : RedriveAction::skip;
+    both("redrive " + s, [&](Store& st) {
+      auto res = st.redrive({.session_id = s, .index = index, .action = action});
+      return Json{{"redriven", res.redriven}, {"has_pending", res.has_pending}};
+    });
+  }
+
+  void op_put_snapshots() {
+    const auto& s = any_session();
+    if (head(s) == 0) return op_append();
+    std::vector<SnapshotWrite> writes;
+    int n = 1 + pick(2);
+    for (int i = 0; i < n; ++i) {
+      SnapshotWrite w;
+      w.index = pick(static_cast<int>(head(s)) + 1);
+      w.state = {{"at", w.index}, {"step", step_}};
+      if (chance(60))
+        for (int k = 0; k < 2; ++k) w.pin_event_indexes.insert(1 + pick(static_cast<int>(head(s))));
+      writes.push_back(std::move(w));
+    }
+    std::string reducer = chance(70) ? "r1" : "r2";
+    both("put_snapshots " + s, [&](Store& st) {
+      st.put_snapshots(s, reducer, writes);
+      return Json(true);
+    });
+  }
+
+  void op_read_state() {
+    const auto& s = any_session();
+    StateOptions options;
+    if (chance(30) && head(s) > 0) options.through_index = 1 + pick(static_cast<int>(head(s)));
+    if (chance(40) && head(s) > 0) options.snapshot_through_index = pick(static_cast<int>(head(s)) + 1);
+    std::string reducer = chance(70) ? "r1" : "r2";
+    both("read_state " + s, [&](Store& st) {
+      return state_json(st.read_state(s, reducer, options));
+    });
+    if (chance(30)) {
+      std::vector<StateRequest> requests;
+      for (const auto& ss : sessions_) requests.push_back({ss, std::nullopt, std::nullopt});
+      both("read_states", [&](Store& st) {
+        Json out = Json::array();
+        for (const auto& r : st.read_states(reducer, requests)) out.push_back(state_json(r));
+        return out;
+      });
+    }
+  }
+
+  void op_clear() {
+    const auto& s = any_session();
+    ClearRequest req{.session_id = s, .if_last_index = std::nullopt, .cause = std::nullopt};
+    if (chance(40)) req.if_last_index = chance(70) ? head(s) : std::max<std::int64_t>(head(s) - 1, 0);
+    if (chance(15)) {
+      const ClaimInfo* c = any_claim();
+      if (c && c->session == s) req.cause = EventCause{c->index, c->attempt};
+    }
+    Json r = both("clear " + s, [&](Store& st) {
+      auto res = st.clear(req);
+      return Json{{"cleared", res.cleared}, {"index", res.index}, {"clear_index", res.clear_index}};
+    });
+    if (r.contains("ok")) heads_[s] = std::max(heads_[s], r["ok"]["index"].get<std::int64_t>());
+    // Replay the same clear sometimes (a lost acknowledgement).
+    if (chance(25))
+      both("clear replay " + s, [&](Store& st) {
+        auto res = st.clear(req);
+        return Json{{"cleared", res.cleared}, {"index", res.index}, {"clear_index", res.clear_index}};
+      });
+  }
+
+  // Reclaim batches differ by backend (CONTRACT.md Q12): compare whole loops.
+  void op_reclaim() {
+    const auto& s = any_session();
+    both("reclaim loop " + s, [&](Store& st) {
+      std::int64_t deleted = 0;
+      for (int calls = 0; calls < 100; ++calls) {
+        auto r = st.reclaim(s);
+        deleted += r.deleted;
+        if (r.done) return Json{{"deleted", deleted}};
+      }
+      return Json{{"deleted", deleted}, {"done", false}};
+    });
+  }
+
+  void op_read_tail() {
+    const auto& s = any_session();
+    std::int64_t from = 1 + pick(static_cast<int>(head(s)) + 2);
+    both("read_tail " + s, [&](Store& st) {
+      auto r = st.read_tail(s, from);
+      return r ? events_json(*r) : Json("null");
+    });
+  }
+
+  // --- comparing whole sessions and checking the invariants --------------------------------
+  void check_session(const std::string& s) {
+    Json seen = both("observe " + s, [&](Store& st) {
+      Json o = observe(st, s);
+      for (auto& r : o["rows"])
+        if (r["type"] == kClearEventType) r["id"] = "<marker>";
+      return o;
+    })["ok"];
+    check_invariants(s, seen);
+  }
+
+  void check_invariants(const std::string& s, const Json& seen) {
+    INFO("invariants of session " << s << " at step " << step_ << " (seed " << seed_ << ")");
+    const Json& rows = seen["rows"];
+    std::int64_t clear_index = 0;
+    auto st = sub_.store().read_state(s, "r1");
+    if (st.clear_index) clear_index = *st.clear_index;
+    // 1, 5: dense visible log from max(clearIndex, 1) to the head; nothing below the boundary.
+    std::int64_t expect = std::max<std::int64_t>(clear_index, 1);
+    for (const auto& r : rows) {
+      REQUIRE(r["index"].get<std::int64_t>() == expect);
+      ++expect;
+    }
+    REQUIRE(expect - 1 == (rows.empty() ? std::max<std::int64_t>(clear_index, 0) : head(s)));
+    // 4: the boundary only grows and never passes the head.
+    REQUIRE(clear_index >= boundaries_[s]);
+    boundaries_[s] = clear_index;
+    if (clear_index > 0) {
+      // 3: the marker.
+      REQUIRE(!rows.empty());
+      const auto& m = rows.front();
+      REQUIRE(m["type"] == kClearEventType);
+      REQUIRE(m["payload"].is_null());
+      REQUIRE(m["cause"].is_null());
+      REQUIRE(m["lane"].is_null());
+      REQUIRE(m["processed_at"] == m["created_at"]);
+    }
+    bool pending = false;
+    std::set<std::string> ids;
+    std::map<std::string, std::int64_t> lane_heads;
+    std::set<std::int64_t> dead;
+    for (const auto& r : rows) {
+      auto index = r["index"].get<std::int64_t>();
+      // 6: ids unique among visible events (across sessions via the global set).
+      if (r["type"] != kClearEventType) {
+        REQUIRE(ids.insert(r["id"].get<std::string>()).second);
+        auto [it, fresh] = owners_.emplace(r["id"].get<std::string>(), s + "#" + std::to_string(index));
+        if (!fresh && it->second != s + "#" + std::to_string(index)) {
+          // An id may move only within its session (reuse after a clear) or after reclaim.
+          REQUIRE(it->second.rfind(s + "#", 0) == 0);
+          it->second = s + "#" + std::to_string(index);
+        }
+      }
+      bool processed = !r["processed_at"].is_null();
+      // 10: settled is final.
+      auto key = s + "#" + std::to_string(index);
+      if (settled_.count(key)) REQUIRE(processed);
+      if (processed) settled_.insert(key);
+      if (!r["processed_by_attempt"].is_null() || !r["returned_event_ids"].is_null()) REQUIRE(processed);
+      // 11: claims.
+      REQUIRE(r["claim_holder"].is_null() == r["claim_expires_at"].is_null());
+      if (!r["first_claimed_at"].is_null())
+        REQUIRE(r["first_claimed_at"].get<std::int64_t>() <= r["last_claimed_at"].get<std::int64_t>());
+      REQUIRE(r["attempt_count"].get<std::int64_t>() >= attempts_[key]);
+      attempts_[key] = r["attempt_count"].get<std::int64_t>();
+      // 14: a dead letter has no claim.
+      if (!r["failed_at"].is_null() && !processed) {
+        REQUIRE(r["claim_holder"].is_null());
+        REQUIRE(r["failure_count"].get<std::int64_t>() >= 1);
+        dead.insert(index);
+      }
+      if (index > clear_index && !processed) {
+        pending = true;
+        if (!r["lane"].is_null()) lane_heads.emplace(r["lane"].get<std::string>(), index);
+      }
+      // 13: children carry their parent's cause and are listed by it.
+      if (!r["returned_event_ids"].is_null() && r["returned_event_ids"].size() > 0)
+        for (const auto& child : rows)
+          if (std::find(r["returned_event_ids"].begin(), r["returned_event_ids"].end(), child["id"]) !=
+              r["returned_event_ids"].end()) {
+            REQUIRE(child["cause"]["index"] == r["index"]);
+            REQUIRE(child["cause"]["attempt"] == r["processed_by_attempt"]);
+            REQUIRE(child["index"].get<std::int64_t>() > index);
+          }
+    }
+    // 15: has_pending.
+    REQUIRE(seen["has_pending"].get<bool>() == pending);
+    // 8: dead letters are exactly the failed, unprocessed events above the boundary.
+    std::set<std::int64_t> listed;
+    for (const auto& d : seen["dead_letters"]) listed.insert(d.get<std::int64_t>());
+    std::set<std::int64_t> expected_dead;
+    for (auto d : dead)
+      if (d > clear_index) expected_dead.insert(d);
+    REQUIRE(listed == expected_dead);
+    // 16: no checkpoint below the boundary is ever returned.
+    if (st.snapshot) REQUIRE(st.snapshot->index >= clear_index);
+    if (st.head_index) REQUIRE(*st.head_index >= clear_index);
+  }
+
+  struct AppendCall {
+    std::string session;
+    std::vector<NewEvent> batch;
+    AppendOptions options;
+  };
+
+  std::mt19937_64 rng_;
+  std::uint64_t seed_;
+  int steps_;
+  int step_ = 0;
+  Side ref_;
+  Side sub_;
+  std::vector<std::string> sessions_ = {"m1", "m2", "m3:x"};
+  std::map<std::string, std::int64_t> heads_;
+  std::map<std::string, std::int64_t> boundaries_;
+  std::map<std::string, std::string> owners_;
+  std::set<std::string> settled_;
+  std::map<std::string, std::int64_t> attempts_;
+  std::vector<ClaimInfo> claims_;
+  std::vector<AppendCall> appended_;
+  std::vector<CompleteRequest> completions_;
+  int next_id_ = 0;
+  std::map<std::string, int> tally_;
+};
+
+}  // namespace
+
+TEST_CASE("model check: random operations agree with the memory reference and keep the invariants",
+          "[model]") {
+  auto seed = env_u64("A2_MODEL_SEED", static_cast<std::uint64_t>(
+                                           std::chrono::steady_clock::now().time_since_epoch().count()));
+  auto steps = static_cast<int>(env_u64("A2_MODEL_STEPS", 500));
+  auto runs = env_u64("A2_MODEL_RUNS", 2);
+  for (std::uint64_t r = 0; r < runs; ++r) {
+    std::uint64_t run_seed = seed + r;
+    std::cout << "model check on " << backend().name() << ": seed " << run_seed << ", " << steps
+              << " steps (reproduce with A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)"
+              << std::endl;
+    INFO("seed " << run_seed << " (A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)");
+    ModelRun run(run_seed, steps);
+    try {
+      run.run();
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()) != "diverged") throw;
+    }
+  }
+}
+
+}  // namespace a2::conformance
