@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The in-memory reference backend (CONTRACT.md 3.21): the whole contract on plain standard
+// containers, no server, nothing persisted. It is the backend the Redis and Postgres stores are
+// compared against, so it is written for clarity: every operation states its verdicts in the
+// contract's order, and derived sets (ready events, lane heads) are computed from the stored
+// rows instead of being maintained incrementally.
+//
+// Included at the end of a2/memory.hpp; use a2::memory::open().
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "a2/errors.hpp"
+#include "a2/feed.hpp"
+#include "a2/memory.hpp"
+#include "a2/store.hpp"
+#include "a2/types.hpp"
+
+namespace a2::detail {
+
+inline constexpr std::size_t kMemoryReadPageSize = 256;   // READ_PAGE_SIZE: read_tail, read_events.
+inline constexpr std::size_t kMemoryFeedPageSize = 1000;  // FEED_PAGE_SIZE: read_feed_page, feeds.
+inline constexpr std::size_t kMemoryReclaimBatch = 256;   // Old events deleted per reclaim call.
+
+// One reducer checkpoint as stored: {index, state, updatedAt}.
+struct MemoryCheckpoint {
+  std::int64_t index = 0;
+  Json state;
+  std::int64_t updated_at = 0;
+};
+
+// The checkpoints of one (session, reducer).
+struct MemoryReducer {
+  std::optional<MemoryCheckpoint> head;              // The newest checkpoint.
+  std::map<std::int64_t, MemoryCheckpoint> history;  // Older checkpoints, kept while pinned.
+  std::map<std::int64_t, std::int64_t> pin_counts;   // Checkpoint index -> events pinning it.
+};
+
+// One session. Events of every lifetime not yet reclaimed live in `events`; the current lifetime
+// is the part with index >= clear_index.
+struct MemorySession {
+  std::int64_t head = 0;         // Highest index ever assigned.
+  std::int64_t clear_index = 0;  // Latest clear marker; 0 = never cleared.
+  std::map<std::int64_t, StoredEvent> events;  // Rows by index (clear_index never set here).
+  // Unfinished events of the current lifetime (index > clear_index, processed_at null),
+  // dead letters and lane-blocked events included. A clear empties it.
+  std::set<std::int64_t> pending;
+  // Event index -> the checkpoints (reducer, checkpoint index) it pins.
+  std::map<std::int64_t, std::set<std::pair<std::string, std::int64_t>>> pins;
+  std::map<std::string, MemoryReducer> reducers;
+};
+
+// The owner record of an event id: which (session, index) holds it.
+struct MemoryOwner {
+  std::string session_id;
+  std::int64_t index = 0;
+};
+
+struct MemoryPresenceEntry {
+  Json state;
+  std::int64_t expires_at = 0;
+};
+
+// Everything a store holds, shared with its feeds so that a feed stays memory-safe even if it
+// outlives the store. Every member is guarded by `mutex`.
+struct MemoryCore {
+  std::mutex mutex;
+  std::condition_variable changed;  // Notified when events are added and on close.
+  bool closed = false;
+  std::map<std::string, MemorySession> sessions;
+  std::unordered_map<std::string, MemoryOwner> owners;  // Global: event id -> owner.
+  std::map<std::string, std::map<std::string, MemoryPresenceEntry>> presence;
+
+  // Public events of `session_id` with index > after and >= clear_index, ascending, at most
+  // `limit`. Caller holds `mutex`.
+  std::vector<Event> events_after(const std::string& session_id, std::int64_t after,
+                                  std::size_t limit) const {
+    std::vector<Event> out;
+    auto it = sessions.find(session_id);
+    if (it == sessions.end()) return out;
+    const MemorySession& s = it->second;
+    auto row = s.events.lower_bound(std::max(after + 1, s.clear_index));
+    for (; row != s.events.end() && out.size() < limit; ++row) out.push_back(row->second);
+    return out;
+  }
+};
+
+// A live feed: catch-up then new events, woken by the store's condition variable.
+// Thread safety: next() from one thread at a time; cancel(), cancelled(), cursor() from any.
+// Destroy it before its store (Feed's contract); one that outlives the store is still safe and
+// throws Unavailable from next().
+class MemoryFeed final : public Feed {
+ public:
+  MemoryFeed(std::shared_ptr<MemoryCore> core, std::string session_id, std::int64_t after_index)
+      : core_(std::move(core)), session_id_(std::move(session_id)), cursor_(after_index) {}
+
+  std::vector<Event> next(std::chrono::milliseconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(core_->mutex);
+    while (true) {
+      if (core_->closed) throw Unavailable("a2 feed: the store is closed");
+      if (cancelled_.load()) return {};
+      auto batch = core_->events_after(session_id_, cursor_.load(), kMemoryFeedPageSize);
+      if (!batch.empty()) {
+        cursor_.store(batch.back().index);
+        return batch;
+      }
+      if (core_->changed.wait_until(lock, deadline) == std::cv_status::timeout) {
+        // One last look: a notification may have raced the deadline.
+        if (core_->closed) throw Unavailable("a2 feed: the store is closed");
+        if (cancelled_.load()) return {};
+        batch = core_->events_after(session_id_, cursor_.load(), kMemoryFeedPageSize);
+        if (!batch.empty()) cursor_.store(batch.back().index);
+        return batch;
+      }
+    }
+  }
+
+  void cancel() noexcept override {
+    cancelled_.store(true);
+    try {
+      // Taking the mutex orders this after a next() that checked the flag and is about to wait.
+      std::lock_guard lock(core_->mutex);
+    } catch (...) {
+    }
+    core_->changed.notify_all();
+  }
+  bool cancelled() const noexcept override { return cancelled_.load(); }
+  std::int64_t cursor() const noexcept override { return cursor_.load(); }
+
+ private:
+  std::shared_ptr<MemoryCore> core_;
+  std::string session_id_;
+  std::atomic<std::int64_t> cursor_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// The in-memory Store. Thread safety: one std::mutex per store (MemoryCore::mutex) is held for
+// the whole of every operation, so each operation is atomic and all of them are linearizable;
+// the clock and the IdSource are called under it. Feeds share the mutex.
+class MemoryStore final : public Store {
+ public:
+  MemoryStore(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids)
+      : Store(std::move(clock), std::move(ids)), core_(std::make_shared<MemoryCore>()) {}
+
+  ~MemoryStore() override {
+    // Wake feeds that outlive the store: they throw Unavailable instead of waiting forever.
+    std::lock_guard lock(core_->mutex);
+    core_->closed = true;
+    core_->changed.notify_all();
+  }
+
+ protected:
+  // ---- append (3.1) ------------------------------------------------------------------------
+
+  AppendResult do_append(const std::string& session_id, std::vector<NewEvent> events,
+                         const AppendOptions& options) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("append");
+    const std::int64_t now = clock().now_ms();
+    const MemorySession& view = session_view(session_id);
+
+    // Empty batch: no write, report the pending flag.
+    if (events.empty()) return {{}, !view.pending.empty()};
+
+    // 1. Ownership: foreign wins anywhere in the batch, then all-owned (replay) or some-owned.
+    std::vector<std::int64_t> owned;
+    for (const auto& e : events) {
+      auto it = core_->owners.find(*e.id);
+      if (it == core_->owners.end()) continue;
+      const MemoryOwner& owner = it->second;
+      if (owner.session_id != session_id)
+        throw PartialDuplicateBatch("event id '" + *e.id + "' already belongs to another session");
+      if (owner.index < view.clear_index) continue;  // Below our own boundary: free again.
+      owned.push_back(owner.index);
+    }
+    if (owned.size() == events.size()) return replay_append(session_id, view, events, owned);
+    if (!owned.empty())
+      throw PartialDuplicateBatch(std::to_string(owned.size()) + " of the " +
+                                  std::to_string(events.size()) +
+                                  " event ids are already stored in session '" + session_id +
+                                  "'");
+
+    // 2. Origin: scheduled work from a cleared lifetime.
+    if (options.origin_index && *options.origin_index <= view.clear_index)
+      throw SessionCleared("scheduled work from event " + std::to_string(*options.origin_index) +
+                           " was cleared in session '" + session_id + "'");
+
+    // 3. Causes, each fully, in batch order (Q9).
+    for (const auto& e : events)
+      if (e.cause) check_cause(session_id, view, *e.cause);
+
+    // 4. Write.
+    MemorySession& s = core_->sessions[session_id];
+    AppendResult result;
+    const std::int64_t base = s.head;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      NewEvent& e = events[i];
+      StoredEvent row;
+      row.session_id = session_id;
+      row.index = base + 1 + static_cast<std::int64_t>(i);
+      row.id = *e.id;
+      row.type = std::move(e.type);
+      row.payload = std::move(e.payload);
+      row.created_at = now;
+      row.cause = e.cause;
+      row.lane = e.lane;
+      write_event(s, std::move(row), e.settled, now);
+      result.events.push_back(s.events.at(base + 1 + static_cast<std::int64_t>(i)));
+    }
+    result.has_pending = !s.pending.empty();
+    core_->changed.notify_all();
+    return result;
+  }
+
+  // ---- reads (3.2-3.6) ---------------------------------------------------------------------
+
+  std::vector<StoredEvent> do_read(const std::string& session_id,
+                                   const ReadOptions& options) override {
+    return read_rows("read", session_id, options);
+  }
+
+  std::vector<Event> do_read_history(const std::string& session_id,
+                                     const ReadOptions& options) override {
+    std::vector<Event> out;
+    for (auto& row : read_rows("read_history", session_id, options))
+      out.push_back(static_cast<Event&&>(row));
+    return out;
+  }
+
+  // Rows with max(after_index, clear_index - 1) < index <= min(through_index, head) (3.2).
+  std::vector<StoredEvent> read_rows(std::string_view op, const std::string& session_id,
+                                     const ReadOptions& options) {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked(op);
+    const MemorySession& s = session_view(session_id);
+    std::vector<StoredEvent> out;
+    const std::int64_t after = std::max(options.after_index, s.clear_index - 1);
+    const std::int64_t through = std::min(options.through_index.value_or(s.head), s.head);
+    for (auto it = s.events.upper_bound(after); it != s.events.end() && it->first <= through; ++it)
+      out.push_back(it->second);
+    return out;
+  }
+
+  std::optional<std::vector<Event>> do_read_tail(
+      const std::string& session_id, std::int64_t from_index,
+      std::optional<std::int64_t> through_index) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_tail");
+    const MemorySession& s = session_view(session_id);
+    // CONTRACT.md 3.5, backend-neutral restatement.
+    const std::int64_t hi = std::min(through_index.value_or(s.head), s.head);
+    const std::int64_t lo = std::max(from_index, s.clear_index);
+    auto first = s.events.lower_bound(lo);
+    if (first == s.events.end() || first->first > hi) return std::vector<Event>{};
+    if (from_index < std::max<std::int64_t>(s.clear_index, 1) ||
+        hi - from_index + 1 > static_cast<std::int64_t>(kMemoryReadPageSize))
+      return std::nullopt;
+    std::vector<Event> out;
+    for (auto it = s.events.lower_bound(from_index); it != s.events.end() && it->first <= hi; ++it)
+      out.push_back(it->second);
+    return out;
+  }
+
+  std::vector<Event> do_read_events(const std::string& session_id,
+                                    std::int64_t after_index) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_events");
+    return core_->events_after(session_id, after_index, kMemoryReadPageSize);
+  }
+
+  std::vector<SerializedEvent> do_read_feed_page(const std::string& session_id,
+                                                 std::int64_t after_index) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_feed_page");
+    std::vector<SerializedEvent> out;
+    for (auto& e : core_->events_after(session_id, after_index, kMemoryFeedPageSize))
+      out.push_back({.id = std::move(e.id),
+                     .type = std::move(e.type),
+                     .payload_json = e.payload.dump(),
+                     .index = e.index,
+                     .session_id = std::move(e.session_id),
+                     .created_at = e.created_at});
+    return out;
+  }
+
+  // ---- claims (3.7, 3.8) -------------------------------------------------------------------
+
+  ClaimResult do_claim_available(const ClaimRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("claim_available");
+    const std::int64_t now = clock().now_ms();
+    auto found = core_->sessions.find(request.session_id);
+    if (found == core_->sessions.end()) return {};
+    MemorySession& s = found->second;
+    const std::int64_t expires_at = request.expires_at_ms ? *request.expires_at_ms
+                                                          : now + *request.ttl_ms;
+    const std::set<std::int64_t> excluded(request.exclude_indexes.begin(),
+                                          request.exclude_indexes.end());
+    ClaimResult result;
+    std::optional<std::int64_t> retry_at;
+    for (std::int64_t index : ready_indexes(s)) {
+      if (excluded.count(index)) continue;  // Ignored entirely (Q10).
+      StoredEvent& e = s.events.at(index);
+      if (e.claim_expires_at && *e.claim_expires_at > now) {
+        retry_at = std::min(retry_at.value_or(*e.claim_expires_at), *e.claim_expires_at);
+        continue;
+      }
+      e.attempt_count += 1;
+      if (!e.first_claimed_at) e.first_claimed_at = now;
+      e.last_claimed_at = now;
+      e.claim_holder = request.holder;
+      e.claim_expires_at = expires_at;
+      StoredEvent claimed = e;
+      if (s.clear_index > 0) claimed.clear_index = s.clear_index;
+      result.events.push_back(std::move(claimed));
+    }
+    if (!result.events.empty()) {
+      result.verdict = ClaimVerdict::claimed;
+    } else if (retry_at) {
+      result.verdict = ClaimVerdict::busy;
+      result.retry_at = *retry_at;
+    } else {
+      result.verdict = ClaimVerdict::settled;
+    }
+    return result;
+  }
+
+  RenewResult do_renew_claims(const RenewRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("renew_claims");
+    const std::int64_t now = clock().now_ms();
+    const std::int64_t expires_at = request.expires_at_ms ? *request.expires_at_ms
+                                                          : now + *request.ttl_ms;
+    MemorySession* s = find_session(request.session_id);
+    const std::int64_t clear_index = s ? s->clear_index : 0;
+    const std::int64_t head = s ? s->head : 0;
+    RenewResult result;
+    std::vector<std::int64_t> cleared;  // Listed last, as Redis does (the lists are sets).
+    for (const ClaimRef& claim : request.claims) {
+      if (claim.index <= clear_index) {
+        cleared.push_back(claim.index);  // Its lifetime is gone: superseded.
+        continue;
+      }
+      if (claim.index > head) continue;  // Ignored.
+      StoredEvent& e = s->events.at(claim.index);
+      if (e.attempt_count > claim.attempt) {
+        result.superseded.push_back(claim.index);  // Re-claimed since.
+        continue;
+      }
+      if (expires_at > now && !e.processed_at && !e.failed_at && e.claim_holder &&
+          *e.claim_holder == request.holder && e.claim_expires_at && *e.claim_expires_at > now &&
+          e.attempt_count == claim.attempt) {  // Equality (Q11).
+        e.claim_expires_at = expires_at;
+        result.renewed.push_back(claim.index);
+      }
+      // Otherwise ignored: lapsed, finished, or another holder's lease.
+    }
+    result.superseded.insert(result.superseded.end(), cleared.begin(), cleared.end());
+    return result;
+  }
+
+  // ---- completion (3.9) --------------------------------------------------------------------
+
+  CompleteResult do_complete_attempt(const CompleteRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("complete_attempt");
+    const std::int64_t now = clock().now_ms();
+    const std::string& sid = request.session_id;
+    MemorySession* s = find_session(sid);
+    const std::int64_t clear_index = s ? s->clear_index : 0;
+    const std::int64_t head = s ? s->head : 0;
+    const CompleteResult superseded{CompleteVerdict::superseded, {}};
+
+    // 1-2. Boundary, then range.
+    if (request.index <= clear_index) return superseded;
+    if (request.index > head) throw no_event(request.index, sid);
+    StoredEvent& parent = s->events.at(request.index);
+
+    std::vector<std::string> child_ids;
+    for (const auto& c : request.events) child_ids.push_back(*c.id);
+
+    // 3. Already processed: an idempotent retry of a lost acknowledgement, or superseded.
+    if (parent.processed_at) {
+      if (parent.processed_by_attempt.value_or(0) != request.attempt) return superseded;
+      if (!parent.returned_event_ids || *parent.returned_event_ids != child_ids)
+        throw completion_mismatch(request);
+      std::vector<StoredEvent> rows;
+      const EventCause expected{request.index, request.attempt};
+      for (const auto& id : child_ids) {
+        auto owner = core_->owners.find(id);
+        if (owner == core_->owners.end() || owner->second.session_id != sid ||
+            owner->second.index < clear_index)
+          throw completion_mismatch(request);
+        auto row = s->events.find(owner->second.index);
+        if (row == s->events.end() || row->second.id != id || row->second.cause != expected)
+          throw completion_mismatch(request);
+        rows.push_back(row->second);
+      }
+      std::sort(rows.begin(), rows.end(),
+                [](const StoredEvent& a, const StoredEvent& b) { return a.index < b.index; });
+      return {CompleteVerdict::completed, std::move(rows)};
+    }
+
+    // 4. Fence: only the current, claimed, not failed attempt completes. Lease expiry and
+    // holder identity are not checked.
+    if (parent.attempt_count != request.attempt || !parent.claim_holder || parent.failed_at ||
+        parent.last_failed_attempt == request.attempt)
+      return superseded;
+
+    // 6. Child ids owned by a live event (own ids below the boundary are free).
+    for (const auto& id : child_ids) {
+      auto owner = core_->owners.find(id);
+      if (owner != core_->owners.end() &&
+          (owner->second.session_id != sid || owner->second.index >= clear_index))
+        throw PartialDuplicateBatch("child event id '" + id + "' already exists");
+    }
+
+    // 7. Apply: settle the parent (lane handoff follows from ready_indexes), release its pins.
+    parent.processed_at = now;
+    parent.processed_by_attempt = request.attempt;
+    parent.returned_event_ids = child_ids;
+    parent.claim_holder.reset();
+    parent.claim_expires_at.reset();
+    s->pending.erase(request.index);
+    release_pins(*s, request.index);
+
+    // 8. Children, enqueued after the handoff.
+    CompleteResult result{CompleteVerdict::completed, {}};
+    const std::int64_t base = s->head;
+    for (std::size_t i = 0; i < request.events.size(); ++i) {
+      const ChildEvent& c = request.events[i];
+      StoredEvent row;
+      row.session_id = sid;
+      row.index = base + 1 + static_cast<std::int64_t>(i);
+      row.id = *c.id;
+      row.type = c.type;
+      row.payload = c.payload;
+      row.created_at = now;
+      row.cause = EventCause{request.index, request.attempt};
+      row.lane = c.lane;
+      write_event(*s, std::move(row), c.settled, now);
+      result.events.push_back(s->events.at(base + 1 + static_cast<std::int64_t>(i)));
+    }
+    if (!request.events.empty()) core_->changed.notify_all();
+    return result;
+  }
+
+  // ---- failure, dead letters, redrive (3.10-3.12) ------------------------------------------
+
+  FailResult do_fail_attempt(const FailRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("fail_attempt");
+    const std::int64_t now = clock().now_ms();
+    MemorySession* s = find_session(request.session_id);
+    const std::int64_t clear_index = s ? s->clear_index : 0;
+    const std::int64_t head = s ? s->head : 0;
+
+    if (request.index <= clear_index) return {FailVerdict::superseded, 0};
+    if (request.index > head) throw no_event(request.index, request.session_id);
+    StoredEvent& e = s->events.at(request.index);
+    if (e.processed_at || e.attempt_count != request.attempt)
+      return {FailVerdict::superseded, e.failure_count};
+    if (e.failed_at) return {FailVerdict::dead_lettered, e.failure_count};  // Retry of it.
+    if (e.last_failed_attempt == request.attempt && !e.claim_holder)
+      return {FailVerdict::failed, e.failure_count};  // Retry of a recorded failure.
+    if (!e.claim_holder) return {FailVerdict::superseded, e.failure_count};
+
+    e.failure_count += 1;
+    e.last_error = request.error;
+    e.last_failed_at = now;
+    e.last_failed_attempt = request.attempt;
+    e.claim_holder.reset();
+    e.claim_expires_at.reset();
+    if (e.failure_count >= request.max_failures) {
+      e.failed_at = now;  // Stays pending (blocks its lane); leaves the ready set.
+      release_pins(*s, request.index);
+      return {FailVerdict::dead_lettered, e.failure_count};
+    }
+    return {FailVerdict::failed, e.failure_count};
+  }
+
+  std::vector<StoredEvent> do_dead_letters(const std::string& session_id) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("dead_letters");
+    const MemorySession& s = session_view(session_id);
+    std::vector<StoredEvent> out;
+    for (std::int64_t index : s.pending) {
+      const StoredEvent& e = s.events.at(index);
+      if (e.failed_at) out.push_back(e);
+    }
+    return out;
+  }
+
+  RedriveResult do_redrive(const RedriveRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("redrive");
+    const std::int64_t now = clock().now_ms();
+    MemorySession* s = find_session(request.session_id);
+    if (!s) return {false, false};
+    auto result = [&](bool redriven) { return RedriveResult{redriven, !s->pending.empty()}; };
+    if (request.index <= s->clear_index || request.index > s->head) return result(false);
+    StoredEvent& e = s->events.at(request.index);
+    if (e.processed_at || !e.failed_at) return result(false);
+    if (request.action == RedriveAction::skip) {
+      // Settled; failed_at stays; the lane passes to its next event (ready_indexes).
+      e.processed_at = now;
+      s->pending.erase(request.index);
+    } else {
+      // Ready again: a dead letter is always its lane's head.
+      e.failed_at.reset();
+      e.failure_count = 0;
+    }
+    return result(true);
+  }
+
+  // ---- snapshots and state (3.13-3.15) -----------------------------------------------------
+
+  StateResult do_read_state(const std::string& session_id, const std::string& reducer,
+                            const StateOptions& options) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_state");
+    return read_state_locked(session_id, reducer, options.through_index,
+                             options.snapshot_through_index);
+  }
+
+  std::vector<StateResult> do_read_states(const std::string& reducer,
+                                          const std::vector<StateRequest>& requests) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_states");
+    std::vector<StateResult> out;
+    for (const auto& r : requests)
+      out.push_back(
+          read_state_locked(r.session_id, reducer, r.through_index, r.snapshot_through_index));
+    return out;
+  }
+
+  void do_put_snapshots(const std::string& session_id, const std::string& reducer,
+                        std::vector<SnapshotWrite> writes) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("put_snapshots");
+    const std::int64_t now = clock().now_ms();
+    MemorySession& s = core_->sessions[session_id];
+
+    // 3. Writes of a cleared lifetime are dropped.
+    std::erase_if(writes, [&](const SnapshotWrite& w) { return w.index < s.clear_index; });
+    if (writes.empty()) return;
+    MemoryReducer& r = s.reducers[reducer];
+
+    // 4. Pins on unfinished events of the current lifetime; idempotent per (event, checkpoint).
+    for (const auto& w : writes) {
+      for (std::int64_t e : w.pin_event_indexes) {
+        if (e <= s.clear_index || e > s.head) continue;
+        const StoredEvent& target = s.events.at(e);
+        if (target.processed_at || target.failed_at) continue;
+        if (s.pins[e].insert({reducer, w.index}).second) r.pin_counts[w.index] += 1;
+      }
+    }
+
+    // 5. A head of a cleared lifetime counts as absent (its old history goes with it).
+    if (r.head && r.head->index < s.clear_index) {
+      r.head.reset();
+      r.history.erase(r.history.begin(), r.history.lower_bound(s.clear_index));
+    }
+
+    // 7-8. Head bookkeeping; an advancing write moves a pinned old head into history.
+    const SnapshotWrite& latest = writes.back();
+    const bool writes_head = !r.head || latest.index >= r.head->index;
+    const bool advances = !r.head || latest.index > r.head->index;
+    const std::int64_t final_head = advances ? latest.index : r.head->index;
+    if (advances && r.head && pinned(r, r.head->index)) r.history[r.head->index] = *r.head;
+
+    // 9. Older writes replace history at their index and survive only while pinned.
+    for (const auto& w : writes) {
+      if (w.index >= final_head) continue;
+      r.history.erase(w.index);
+      if (pinned(r, w.index)) r.history[w.index] = MemoryCheckpoint{w.index, w.state, now};
+    }
+
+    // 10. The head.
+    if (writes_head) r.head = MemoryCheckpoint{latest.index, latest.state, now};
+  }
+
+  // ---- clear and reclaim (3.16, 3.17) ------------------------------------------------------
+
+  ClearResult do_clear(const ClearRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("clear");
+    const std::int64_t now = clock().now_ms();
+    const std::string& sid = request.session_id;
+    const MemorySession& view = session_view(sid);
+    const std::int64_t head = view.head;
+    const std::int64_t clear_index = view.clear_index;
+
+    // 2. Cause, before idempotency (Q15).
+    if (request.cause) check_cause(sid, view, *request.cause);
+    // 3. The same conditional clear already happened.
+    if (request.if_last_index && clear_index == *request.if_last_index + 1)
+      return {true, head, clear_index};
+    // 4. The conditional clear lost a race.
+    if (request.if_last_index && *request.if_last_index != head) return {false, head, clear_index};
+    // 5. Nothing to clear.
+    if (head == 0 || clear_index == head) return {true, head, clear_index};
+    // 6. The marker id must be unowned; any record counts, even a stale one of this session.
+    const std::string marker_id = ids().next_id();
+    if (core_->owners.count(marker_id))
+      throw PartialDuplicateBatch("the clear marker id '" + marker_id + "' already exists");
+
+    // 7. Apply: the marker opens the new lifetime; the old pending work disappears.
+    MemorySession& s = core_->sessions[sid];
+    const std::int64_t marker = head + 1;
+    StoredEvent row;
+    row.session_id = sid;
+    row.index = marker;
+    row.id = marker_id;
+    row.type = kClearEventType;
+    row.payload = nullptr;
+    row.created_at = now;
+    s.pending.clear();
+    write_event(s, std::move(row), /*settled=*/true, now);
+    s.clear_index = marker;
+    core_->changed.notify_all();
+    return {true, marker, marker};
+  }
+
+  ReclaimResult do_reclaim(const std::string& session_id) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("reclaim");
+    MemorySession* s = find_session(session_id);
+    if (!s || s->clear_index == 0) return {0, true};
+    ReclaimResult result;
+    auto it = s->events.begin();
+    while (it != s->events.end() && it->first < s->clear_index &&
+           result.deleted < static_cast<std::int64_t>(kMemoryReclaimBatch)) {
+      const std::int64_t index = it->first;
+      // The owner record goes only if it still names this event (an id reused since survives).
+      auto owner = core_->owners.find(it->second.id);
+      if (owner != core_->owners.end() && owner->second.session_id == session_id &&
+          owner->second.index == index)
+        core_->owners.erase(owner);
+      s->pins.erase(index);
+      it = s->events.erase(it);
+      result.deleted += 1;
+    }
+    // Done in the call that leaves nothing below the boundary (Q12): sweep the checkpoints.
+    if (s->events.empty() || s->events.begin()->first >= s->clear_index) {
+      for (auto& entry : s->reducers) {
+        MemoryReducer& r = entry.second;
+        if (r.head && r.head->index < s->clear_index) r.head.reset();
+        r.history.erase(r.history.begin(), r.history.lower_bound(s->clear_index));
+        r.pin_counts.erase(r.pin_counts.begin(), r.pin_counts.lower_bound(s->clear_index));
+      }
+      result.done = true;
+    }
+    return result;
+  }
+
+  // ---- feeds, presence, close (3.18-3.20) --------------------------------------------------
+
+  std::unique_ptr<Feed> do_subscribe(const std::string& session_id,
+                                     std::int64_t after_index) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("subscribe");
+    return std::make_unique<MemoryFeed>(core_, session_id, after_index);
+  }
+
+  PresenceMap do_patch_presence(const std::string& session_id,
+                                const PresencePatch& patch) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("patch_presence");
+    const std::int64_t now = clock().now_ms();
+    auto& entries = core_->presence[session_id];
+    if (patch.state.is_null())
+      entries.erase(patch.participant);
+    else
+      entries[patch.participant] = MemoryPresenceEntry{patch.state, now + patch.ttl_ms};
+    return live_presence(entries, now);
+  }
+
+  PresenceMap do_read_presence(const std::string& session_id) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("read_presence");
+    const std::int64_t now = clock().now_ms();
+    auto found = core_->presence.find(session_id);
+    if (found == core_->presence.end()) return {};
+    return live_presence(found->second, now);
+  }
+
+  void do_close() override {
+    std::lock_guard lock(core_->mutex);
+    core_->closed = true;
+    core_->changed.notify_all();  // Waiting feeds throw Unavailable.
+  }
+
+ private:
+  // Caller holds the mutex. An operation that passed the base class's check while close() ran
+  // still fails cleanly.
+  void ensure_open_locked(std::string_view op) const {
+    if (core_->closed) throw Unavailable("a2 " + std::string(op) + ": the store is closed");
+  }
+
+  MemorySession* find_session(const std::string& session_id) {
+    auto it = core_->sessions.find(session_id);
+    return it == core_->sessions.end() ? nullptr : &it->second;
+  }
+  // The session, or an empty one if it has never been written (reads create nothing).
+  const MemorySession& session_view(const std::string& session_id) const {
+    static const MemorySession kEmpty;
+    auto it = core_->sessions.find(session_id);
+    return it == core_->sessions.end() ? kEmpty : it->second;
+  }
+
+  static InvalidArgument no_event(std::int64_t index, const std::string& session_id) {
+    return InvalidArgument("no event at index " + std::to_string(index) + " in session '" +
+                           session_id + "'");
+  }
+  static SupersededAttempt superseded_attempt(const EventCause& cause,
+                                              const std::string& session_id) {
+    return SupersededAttempt("attempt " + std::to_string(cause.attempt) +
+                             " no longer owns event " + std::to_string(cause.index) +
+                             " in session '" + session_id + "'");
+  }
+  static PartialDuplicateBatch completion_mismatch(const CompleteRequest& request) {
+    return PartialDuplicateBatch("the children do not match the recorded completion of event " +
+                                 std::to_string(request.index) + " by attempt " +
+                                 std::to_string(request.attempt) + " in session '" +
+                                 request.session_id + "'");
+  }
+
+  // The fence of a cause (append 3.1 step 3, clear 3.16 step 2): boundary, range, attempt.
+  void check_cause(const std::string& session_id, const MemorySession& s,
+                   const EventCause& cause) const {
+    if (cause.index <= s.clear_index) throw superseded_attempt(cause, session_id);
+    if (cause.index > s.head) throw no_event(cause.index, session_id);
+    const StoredEvent& parent = s.events.at(cause.index);
+    if (parent.attempt_count != cause.attempt || parent.failed_at)
+      throw superseded_attempt(cause, session_id);
+  }
+
+  // Stores a new row at row.index (which must be head + 1), records its id's owner, and either
+  // settles it at `now` or enqueues it as pending work.
+  void write_event(MemorySession& s, StoredEvent row, bool settled, std::int64_t now) {
+    const std::int64_t index = row.index;
+    if (settled)
+      row.processed_at = now;
+    else
+      s.pending.insert(index);
+    core_->owners[row.id] = MemoryOwner{row.session_id, index};
+    s.events[index] = std::move(row);
+    s.head = index;
+  }
+
+  // Ready events, ascending: pending, not dead-lettered, and unlaned or the lowest-index pending
+  // event of its lane (a dead-lettered lane head blocks its lane).
+  static std::vector<std::int64_t> ready_indexes(const MemorySession& s) {
+    std::vector<std::int64_t> out;
+    std::set<std::string> lanes_with_head;
+    for (std::int64_t index : s.pending) {
+      const StoredEvent& e = s.events.at(index);
+      if (e.lane && !lanes_with_head.insert(*e.lane).second) continue;  // Behind its lane head.
+      if (!e.failed_at) out.push_back(index);
+    }
+    return out;
+  }
+
+  // Append replay (3.1 step 5, Q6): the owners must be exactly n consecutive indexes whose rows
+  // match the request position by position (id, type, lane, cause; not the payload).
+  AppendResult replay_append(const std::string& session_id, const MemorySession& s,
+                             const std::vector<NewEvent>& events,
+                             std::vector<std::int64_t> owned) const {
+    std::sort(owned.begin(), owned.end());
+    AppendResult result;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const NewEvent& want = events[i];
+      const std::int64_t index = owned.front() + static_cast<std::int64_t>(i);
+      auto row = s.events.find(index);
+      if (owned[i] != index || row == s.events.end() || row->second.id != *want.id ||
+          row->second.type != want.type || row->second.lane != want.lane ||
+          row->second.cause != want.cause)
+        throw PartialDuplicateBatch(
+            "the batch does not match the events already stored for its ids in session '" +
+            session_id + "'");
+      result.events.push_back(row->second);
+    }
+    result.has_pending = !s.pending.empty();
+    return result;
+  }
+
+  static bool pinned(const MemoryReducer& r, std::int64_t checkpoint_index) {
+    auto it = r.pin_counts.find(checkpoint_index);
+    return it != r.pin_counts.end() && it->second > 0;
+  }
+
+  // Pin release (3.15): on completion and dead-lettering of event `index`. A checkpoint whose
+  // last pin goes loses its history copy; a head is never deleted here.
+  static void release_pins(MemorySession& s, std::int64_t index) {
+    auto found = s.pins.find(index);
+    if (found == s.pins.end()) return;
+    for (const auto& [reducer, checkpoint] : found->second) {
+      MemoryReducer& r = s.reducers[reducer];
+      auto count = r.pin_counts.find(checkpoint);
+      if (count != r.pin_counts.end() && --count->second > 0) continue;
+      if (count != r.pin_counts.end()) r.pin_counts.erase(count);
+      r.history.erase(checkpoint);
+    }
+    s.pins.erase(found);
+  }
+
+  StateResult read_state_locked(const std::string& session_id, const std::string& reducer,
+                                std::optional<std::int64_t> through_index,
+                                std::optional<std::int64_t> snapshot_through_index) const {
+    const MemorySession& s = session_view(session_id);
+    const std::int64_t cap = snapshot_through_index.value_or(
+        through_index.value_or(std::numeric_limits<std::int64_t>::max()));
+    StateResult result;
+    auto r = s.reducers.find(reducer);
+    if (r != s.reducers.end()) {
+      const MemoryReducer& red = r->second;
+      const bool head_live = red.head && red.head->index >= s.clear_index;
+      if (head_live) result.head_index = red.head->index;
+      if (head_live && red.head->index <= cap) {
+        result.snapshot = Checkpoint{red.head->index, red.head->state};
+      } else {
+        // The newest history checkpoint in [clear_index, cap].
+        auto it = red.history.upper_bound(cap);
+        if (it != red.history.begin()) {
+          --it;
+          if (it->first >= s.clear_index) result.snapshot = Checkpoint{it->first, it->second.state};
+        }
+      }
+    }
+    const std::int64_t frontier = std::min(s.head, through_index.value_or(s.head));
+    const std::int64_t after =
+        std::max(result.snapshot ? result.snapshot->index : 0, s.clear_index - 1);
+    for (auto it = s.events.upper_bound(after); it != s.events.end() && it->first <= frontier;
+         ++it)
+      result.events.push_back(it->second);
+    if (s.clear_index > 0) result.clear_index = s.clear_index;
+    return result;
+  }
+
+  // Prunes expired entries (expires_at <= now) and returns the live map.
+  static PresenceMap live_presence(std::map<std::string, MemoryPresenceEntry>& entries,
+                                   std::int64_t now) {
+    std::erase_if(entries, [&](const auto& kv) { return kv.second.expires_at <= now; });
+    PresenceMap out;
+    for (const auto& [participant, entry] : entries) out.emplace(participant, entry.state);
+    return out;
+  }
+
+  std::shared_ptr<MemoryCore> core_;
+};
+
+}  // namespace a2::detail
+
+namespace a2::memory {
+
+inline std::unique_ptr<Store> open(const Options& options) {
+  return std::make_unique<a2::detail::MemoryStore>(options.clock, options.ids);
+}
+
+}  // namespace a2::memory
