@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+#include "redis/client.hpp"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/time.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace a2::redis::detail {
+namespace {
+
+[[noreturn]] void bad_url(const std::string& url, const std::string& why) {
+  throw InvalidArgument("a2 redis open: url '" + url + "' " + why);
+}
+
+std::string percent_decode(const std::string& url, const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(s[i + 2])))
+      bad_url(url, "has a bad percent escape");
+    out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+    i += 2;
+  }
+  return out;
+}
+
+int parse_number(const std::string& url, const std::string& s, int max, const char* what) {
+  if (s.empty() || s.size() > 9) bad_url(url, std::string("has a bad ") + what);
+  for (char c : s)
+    if (c < '0' || c > '9') bad_url(url, std::string("has a bad ") + what);
+  int v = std::stoi(s);
+  if (v > max) bad_url(url, std::string("has a bad ") + what);
+  return v;
+}
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::string;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      out.elements.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default:
+      out.type = Reply::Type::nil;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Endpoint parse_url(const std::string& url) {
+  Endpoint e;
+  constexpr std::string_view kUnix = "unix://";
+  constexpr std::string_view kRedis = "redis://";
+  std::string_view u = url;
+  if (u.substr(0, kUnix.size()) == kUnix) {
+    std::string rest(u.substr(kUnix.size()));
+    auto q = rest.find('?');
+    if (q != std::string::npos) {
+      std::string query = rest.substr(q + 1);
+      rest = rest.substr(0, q);
+      if (query.rfind("db=", 0) != 0) bad_url(url, "has an unknown query");
+      e.db = parse_number(url, query.substr(3), 1 << 20, "database number");
+    }
+    if (rest.empty() || rest[0] != '/') bad_url(url, "needs an absolute socket path");
+    e.unix_path = percent_decode(url, rest);
+    return e;
+  }
+  if (u.substr(0, kRedis.size()) != kRedis) bad_url(url, "must start with redis:// or unix://");
+  std::string rest(u.substr(kRedis.size()));
+  std::string path;
+  auto slash = rest.find('/');
+  if (slash != std::string::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  auto at = rest.rfind('@');
+  if (at != std::string::npos) {
+    std::string userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    auto colon = userinfo.find(':');
+    if (colon == std::string::npos) {
+      e.password = percent_decode(url, userinfo);
+    } else {
+      e.user = percent_decode(url, userinfo.substr(0, colon));
+      e.password = percent_decode(url, userinfo.substr(colon + 1));
+    }
+  }
+  std::string port;
+  if (!rest.empty() && rest[0] == '[') {
+    auto close = rest.find(']');
+    if (close == std::string::npos) bad_url(url, "has an unclosed '['");
+    e.host = rest.substr(1, close - 1);
+    std::string after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') bad_url(url, "has text after the host");
+      port = after.substr(1);
+      if (port.empty()) bad_url(url, "has an empty port");
+    }
+  } else {
+    auto colon = rest.find(':');
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+      if (port.empty()) bad_url(url, "has an empty port");
+    }
+    e.host = rest;
+  }
+  if (e.host.empty()) bad_url(url, "has no host");
+  if (!port.empty()) {
+    e.port = parse_number(url, port, 65535, "port");
+    if (e.port == 0) bad_url(url, "has a bad port");
+  }
+  if (!path.empty()) e.db = parse_number(url, path, 1 << 20, "database number");
+  return e;
+}
+
+// ── Connection ─────────────────────────────────────────────────────────────────────────────
+
+Connection::Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
+                       std::chrono::milliseconds command_timeout) {
+  const std::string where = endpoint.unix_path.empty()
+                                ? endpoint.host + ":" + std::to_string(endpoint.port)
+                                : endpoint.unix_path;
+  context_ =
+      endpoint.unix_path.empty()
+          ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
+                                    to_timeval(connect_timeout))
+          : redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), to_timeval(connect_timeout));
+  if (!context_) throw Unavailable("a2 redis connect to " + where + ": out of memory");
+  if (context_->err) {
+    std::string why = context_->errstr;
+    redisFree(context_);
+    context_ = nullptr;
+    throw Unavailable("a2 redis connect to " + where + ": " + why);
+  }
+  if (redisSetTimeout(context_, to_timeval(command_timeout)) != REDIS_OK) {
+    redisFree(context_);
+    context_ = nullptr;
+    throw Unavailable("a2 redis connect to " + where + ": cannot set the command timeout");
+  }
+  auto check = [&](const Reply& r, const char* what) {
+    if (r.is_error())
+      throw Unavailable("a2 redis connect to " + where + ": " + what + ": " + r.str);
+  };
+  try {
+    if (!endpoint.password.empty()) {
+      Argv auth{"AUTH"};
+      if (!endpoint.user.empty()) auth.push_back(endpoint.user);
+      auth.push_back(endpoint.password);
+      check(command("connect", auth), "AUTH");
+    }
+    if (endpoint.db != 0)
+      check(command("connect", {"SELECT", std::to_string(endpoint.db)}), "SELECT");
+  } catch (...) {
+    redisFree(context_);
+    context_ = nullptr;
+    throw;
+  }
+}
+
+Connection::~Connection() {
+  if (context_) redisFree(context_);
+}
+
+void Connection::fail(std::string_view op, bool sent) {
+  broken_ = true;
+  std::string why = context_ ? std::string(context_->errstr) : std::string("not connected");
+  if (context_ && context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+    why = "timed out";
+  if (why.empty()) why = "connection failed";
+  std::string message = "a2 redis " + std::string(op) + ": " + why;
+  if (sent) message += " (outcome unknown: the command was sent before the connection failed)";
+  throw Unavailable(message, sent);
+}
+
+void Connection::append(const Argv& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<std::size_t> lens;
+  ptrs.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
+      REDIS_OK)
+    fail("append", false);
+}
+
+void Connection::flush(std::string_view op) {
+  int done = 0;
+  while (!done)
+    if (redisBufferWrite(context_, &done) != REDIS_OK) fail(op, false);
+}
+
+Reply Connection::read_one(std::string_view op) {
+  void* raw = nullptr;
+  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) fail(op, true);
+  auto* r = static_cast<redisReply*>(raw);
+  Reply out = convert(r);
+  freeReplyObject(r);
+  return out;
+}
+
+Reply Connection::command(std::string_view op, const Argv& argv) {
+  if (broken_ || !context_) fail(op, false);
+  append(argv);
+  flush(op);
+  return read_one(op);
+}
+
+std::vector<Reply> Connection::pipeline(std::string_view op, const std::vector<Argv>& commands) {
+  if (broken_ || !context_) fail(op, false);
+  for (const auto& c : commands) append(c);
+  flush(op);
+  std::vector<Reply> out;
+  out.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(read_one(op));
+  return out;
+}
+
+void Connection::send(std::string_view op, const Argv& argv) {
+  if (broken_ || !context_) fail(op, false);
+  append(argv);
+  flush(op);
+}
+
+std::optional<Reply> Connection::receive(std::string_view op, std::chrono::milliseconds timeout) {
+  if (broken_ || !context_) fail(op, false);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(context_, &raw) != REDIS_OK) fail(op, true);
+    if (raw) {
+      auto* r = static_cast<redisReply*>(raw);
+      Reply out = convert(r);
+      freeReplyObject(r);
+      return out;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd pfd{context_->fd, POLLIN, 0};
+    int rc = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      fail(op, true);
+    }
+    if (rc == 0) return std::nullopt;
+    if (redisBufferRead(context_) != REDIS_OK) fail(op, true);
+  }
+}
+
+// ── Pool ───────────────────────────────────────────────────────────────────────────────────
+
+Pool::Pool(Endpoint endpoint, std::size_t size, std::chrono::milliseconds connect_timeout,
+           std::chrono::milliseconds command_timeout)
+    : endpoint_(std::move(endpoint)),
+      size_(size == 0 ? 1 : size),
+      connect_timeout_(connect_timeout),
+      command_timeout_(command_timeout) {}
+
+Pool::~Pool() { close(); }
+
+Pool::Lease Pool::acquire(std::string_view op) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (closed_) throw Unavailable("a2 redis " + std::string(op) + ": the store is closed");
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(c));
+    }
+    if (open_ < size_) {
+      ++open_;
+      lock.unlock();
+      try {
+        return Lease(this,
+                     std::make_unique<Connection>(endpoint_, connect_timeout_, command_timeout_));
+      } catch (...) {
+        lock.lock();
+        --open_;
+        available_.notify_one();
+        throw;
+      }
+    }
+    available_.wait(lock);
+  }
+}
+
+std::unique_ptr<Connection> Pool::connect_dedicated() const {
+  return std::make_unique<Connection>(endpoint_, connect_timeout_, command_timeout_);
+}
+
+void Pool::give_back(std::unique_ptr<Connection> connection) {
+  std::unique_ptr<Connection> drop;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || connection->broken()) {
+      --open_;
+      drop = std::move(connection);
+    } else {
+      idle_.push_back(std::move(connection));
+    }
+  }
+  available_.notify_one();
+}
+
+void Pool::close() {
+  std::vector<std::unique_ptr<Connection>> drop;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    open_ -= idle_.size();
+    drop.swap(idle_);
+  }
+  available_.notify_all();
+}
+
+bool Pool::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
+}  // namespace a2::redis::detail

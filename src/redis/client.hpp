@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The Redis transport of the backend: url parsing, owned replies, one hiredis connection, and a
+// thread-safe pool. This is the one place where hiredis errors become a2::Error (Unavailable).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2/errors.hpp"
+
+struct redisContext;
+
+namespace a2::redis::detail {
+
+// Where and how to connect. Parsed from "redis://[[user]:password@]host[:port][/db]" or
+// "unix:///path/to/socket[?db=N]".
+struct Endpoint {
+  std::string host;  // Empty for a unix socket.
+  int port = 6379;
+  std::string unix_path;
+  std::string user;
+  std::string password;
+  int db = 0;
+};
+
+// Throws InvalidArgument for a malformed url.
+Endpoint parse_url(const std::string& url);
+
+// A reply copied out of hiredis, so no hiredis type leaks beyond client.cpp. Plain value.
+struct Reply {
+  enum class Type { string, array, integer, nil, status, error };
+  Type type = Type::nil;
+  std::string str;              // string, status, error.
+  long long integer = 0;        // integer.
+  std::vector<Reply> elements;  // array.
+
+  bool is_nil() const { return type == Type::nil; }
+  bool is_error() const { return type == Type::error; }
+  bool is_array() const { return type == Type::array; }
+  bool is_string() const { return type == Type::string || type == Type::status; }
+  std::size_t size() const { return elements.size(); }
+  const Reply& operator[](std::size_t i) const { return elements.at(i); }
+};
+
+using Argv = std::vector<std::string>;
+
+// One blocking hiredis connection. Not thread-safe: used by one thread at a time (the pool hands
+// it out). Any transport failure marks it broken; a broken connection is never reused.
+class Connection {
+ public:
+  Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
+             std::chrono::milliseconds command_timeout);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends one command and waits for its reply (an error reply is returned, not thrown).
+  // Throws Unavailable("a2 redis <op>: ...") on a transport failure; outcome_unknown is set when
+  // the whole command had been written before the failure.
+  Reply command(std::string_view op, const Argv& argv);
+  // Sends every command in one write, then reads every reply: one round trip.
+  std::vector<Reply> pipeline(std::string_view op, const std::vector<Argv>& commands);
+
+  // Pub/sub side: queue a command without waiting for a reply (the subscription's
+  // confirmation arrives as a message).
+  void send(std::string_view op, const Argv& argv);
+  // Waits up to `timeout` for one reply or pushed message. nullopt on timeout.
+  std::optional<Reply> receive(std::string_view op, std::chrono::milliseconds timeout);
+
+  bool broken() const { return broken_; }
+
+ private:
+  void append(const Argv& argv);
+  // Writes the output buffer completely; returns false (and marks broken) on failure.
+  void flush(std::string_view op);
+  [[noreturn]] void fail(std::string_view op, bool sent);
+  Reply read_one(std::string_view op);
+
+  redisContext* context_ = nullptr;
+  bool broken_ = false;
+};
+
+// A fixed-size pool of connections shared by the calling threads. Thread-safe.
+class Pool {
+ public:
+  Pool(Endpoint endpoint, std::size_t size, std::chrono::milliseconds connect_timeout,
+       std::chrono::milliseconds command_timeout);
+  ~Pool();
+
+  // A borrowed connection, returned to the pool on destruction (or dropped when broken).
+  class Lease {
+   public:
+    Lease(Pool* pool, std::unique_ptr<Connection> connection)
+        : pool_(pool), connection_(std::move(connection)) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease() {
+      if (pool_ && connection_) pool_->give_back(std::move(connection_));
+    }
+    Connection* operator->() const { return connection_.get(); }
+    Connection& operator*() const { return *connection_; }
+
+   private:
+    Pool* pool_;
+    std::unique_ptr<Connection> connection_;
+  };
+
+  // Waits for a free connection, connecting a new one when fewer than `size` exist.
+  // Throws Unavailable when closed or when connecting fails.
+  Lease acquire(std::string_view op);
+  // A new connection outside the pool (feeds' subscriptions).
+  std::unique_ptr<Connection> connect_dedicated() const;
+  // Drops idle connections; later acquire() calls throw Unavailable. In-flight connections are
+  // dropped when they come back.
+  void close();
+  bool closed() const;
+
+ private:
+  void give_back(std::unique_ptr<Connection> connection);
+
+  Endpoint endpoint_;
+  std::size_t size_;
+  std::chrono::milliseconds connect_timeout_;
+  std::chrono::milliseconds command_timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable available_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::size_t open_ = 0;  // Idle plus lent out plus being connected.
+  bool closed_ = false;
+};
+
+}  // namespace a2::redis::detail

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+#include "redis/codec.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace a2::redis::detail {
+
+void unexpected(std::string_view op, const std::string& what) {
+  throw Unavailable("a2 redis " + std::string(op) + ": unexpected reply: " + what);
+}
+
+std::string text(std::string_view op, const Reply& r) {
+  switch (r.type) {
+    case Reply::Type::string:
+    case Reply::Type::status:
+      return r.str;
+    case Reply::Type::integer:
+      return std::to_string(r.integer);
+    case Reply::Type::nil:
+      return {};
+    default:
+      unexpected(op, "expected a string");
+  }
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view s) {
+  if (s.empty() || s.size() > 40) return std::nullopt;
+  std::size_t i = 0;
+  bool negative = false;
+  if (s[0] == '-') {
+    negative = true;
+    i = 1;
+  }
+  bool digits_only = i < s.size();
+  for (std::size_t k = i; k < s.size(); ++k)
+    if (s[k] < '0' || s[k] > '9') digits_only = false;
+  if (digits_only && s.size() - i <= 16) {
+    std::int64_t v = 0;
+    for (std::size_t k = i; k < s.size(); ++k) v = v * 10 + (s[k] - '0');
+    if (v > kMaxSafeInteger) return std::nullopt;
+    return negative ? -v : v;
+  }
+  // Lua's tostring of a large number ("9.007199254741e+15"): accept only integral values.
+  std::string copy(s);
+  char* end = nullptr;
+  errno = 0;
+  double d = std::strtod(copy.c_str(), &end);
+  if (errno != 0 || end != copy.c_str() + copy.size() || !std::isfinite(d) || std::floor(d) != d ||
+      std::fabs(d) > static_cast<double>(kMaxSafeInteger))
+    return std::nullopt;
+  return static_cast<std::int64_t>(d);
+}
+
+std::int64_t number(std::string_view op, const Reply& r) {
+  if (r.type == Reply::Type::integer) return r.integer;
+  if (r.is_string()) {
+    if (auto v = parse_integer(r.str)) return *v;
+    unexpected(op, "'" + r.str.substr(0, 40) + "' is not an integer");
+  }
+  unexpected(op, "expected an integer");
+}
+
+std::optional<std::int64_t> optional_number(std::string_view op, const Reply& r) {
+  if (r.is_nil()) return std::nullopt;
+  return number(op, r);
+}
+
+std::int64_t entry_index(std::string_view op, const std::string& entry_id) {
+  auto dash = entry_id.find('-');
+  auto v = parse_integer(std::string_view(entry_id).substr(0, dash));
+  if (!v || *v < 1) unexpected(op, "bad stream entry id '" + entry_id + "'");
+  return *v;
+}
+
+namespace {
+
+struct EntryFields {
+  std::int64_t index = 0;
+  const std::string* id = nullptr;
+  const std::string* type = nullptr;
+  const std::string* payload = nullptr;
+  const std::string* created_at = nullptr;
+  const std::string* cause = nullptr;
+  const std::string* lane = nullptr;
+};
+
+EntryFields fields_of(std::string_view op, const Reply& entry) {
+  if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_array())
+    unexpected(op, "bad stream entry");
+  EntryFields f;
+  f.index = entry_index(op, entry[0].str);
+  const auto& values = entry[1].elements;
+  for (std::size_t i = 0; i + 1 < values.size(); i += 2) {
+    const std::string& name = values[i].str;
+    const std::string* value = &values[i + 1].str;
+    if (name == "id")
+      f.id = value;
+    else if (name == "type")
+      f.type = value;
+    else if (name == "payload")
+      f.payload = value;
+    else if (name == "created_at")
+      f.created_at = value;
+    else if (name == "cause")
+      f.cause = value;
+    else if (name == "lane")
+      f.lane = value;
+  }
+  if (!f.id || !f.type || !f.payload || !f.created_at)
+    unexpected(op, "stream entry " + entry[0].str + " lacks a field");
+  return f;
+}
+
+void fill_event(std::string_view op, const std::string& session_id, const EntryFields& f,
+                Event& e) {
+  e.session_id = session_id;
+  e.index = f.index;
+  e.id = *f.id;
+  e.type = *f.type;
+  try {
+    e.payload = Json::parse(*f.payload);
+  } catch (const Json::exception&) {
+    unexpected(op, "the payload of event " + std::to_string(f.index) + " is not JSON");
+  }
+  auto created = parse_integer(*f.created_at);
+  if (!created)
+    unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
+  e.created_at = *created;
+}
+
+}  // namespace
+
+Event to_event(std::string_view op, const std::string& session_id, const Reply& entry) {
+  Event e;
+  fill_event(op, session_id, fields_of(op, entry), e);
+  return e;
+}
+
+StoredEvent to_stored_event(std::string_view op, const std::string& session_id,
+                            const Reply& entry) {
+  StoredEvent e;
+  auto f = fields_of(op, entry);
+  fill_event(op, session_id, f, e);
+  if (f.cause) e.cause = parse_cause(op, *f.cause);
+  if (f.lane && !f.lane->empty()) e.lane = *f.lane;
+  return e;
+}
+
+SerializedEvent to_serialized_event(std::string_view op, const std::string& session_id,
+                                    const Reply& entry) {
+  auto f = fields_of(op, entry);
+  SerializedEvent e;
+  e.id = *f.id;
+  e.type = *f.type;
+  e.payload_json = *f.payload;
+  e.index = f.index;
+  e.session_id = session_id;
+  auto created = parse_integer(*f.created_at);
+  if (!created)
+    unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
+  e.created_at = *created;
+  return e;
+}
+
+std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw) {
+  if (raw.empty()) return std::nullopt;
+  try {
+    auto j = Json::parse(raw);
+    auto get = [&](const char* name) -> std::int64_t {
+      const auto& v = j.at(name);
+      if (v.is_number_integer()) return v.get<std::int64_t>();
+      double d = v.get<double>();
+      if (std::floor(d) != d) throw std::runtime_error("not integral");
+      return static_cast<std::int64_t>(d);
+    };
+    return EventCause{get("index"), get("attempt")};
+  } catch (const std::exception&) {
+    unexpected(op, "bad cause '" + raw.substr(0, 80) + "'");
+  }
+}
+
+std::string cause_json(const EventCause& c) {
+  return "{\"index\":" + std::to_string(c.index) + ",\"attempt\":" + std::to_string(c.attempt) +
+         "}";
+}
+
+void apply_columns(std::string_view op, StoredEvent& e, const std::array<const Reply*, 13>& c) {
+  auto opt = [&](int i) -> std::optional<std::int64_t> {
+    return c[i] ? optional_number(op, *c[i]) : std::nullopt;
+  };
+  auto str = [&](int i) -> std::optional<std::string> {
+    if (!c[i] || c[i]->is_nil()) return std::nullopt;
+    return text(op, *c[i]);
+  };
+  e.processed_at = opt(0);
+  e.processed_by_attempt = opt(1);
+  if (auto ri = str(2)) {
+    try {
+      auto j = Json::parse(*ri);
+      std::vector<std::string> ids;
+      if (j.is_array())
+        for (const auto& v : j) ids.push_back(v.get<std::string>());
+      else if (!(j.is_object() && j.empty()))  // cjson writes an empty table as {}.
+        throw std::runtime_error("not an array");
+      e.returned_event_ids = std::move(ids);
+    } catch (const std::exception&) {
+      unexpected(op, "bad returned event ids of event " + std::to_string(e.index));
+    }
+  } else {
+    e.returned_event_ids.reset();
+  }
+  e.claim_holder = str(3);
+  e.claim_expires_at = opt(4);
+  e.failed_at = opt(5);
+  e.first_claimed_at = opt(6);
+  e.last_claimed_at = opt(7);
+  e.last_failed_at = opt(8);
+  e.last_failed_attempt = opt(9);
+  e.attempt_count = opt(10).value_or(0);
+  e.failure_count = opt(11).value_or(0);
+  e.last_error = str(12);
+}
+
+}  // namespace a2::redis::detail

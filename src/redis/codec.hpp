@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Decoding of Redis replies into the backend's values (CONTRACT.md 5.1-5.2, 5.10): stream
+// entries, metadata columns, integers that arrive as integers or strings. Every malformed value
+// throws Unavailable: stored data the store cannot read is a store failure, not bad input.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "a2/errors.hpp"
+#include "a2/types.hpp"
+#include "redis/client.hpp"
+
+namespace a2::redis::detail {
+
+// The 13 exposed metadata suffixes, in STORED_EVENT_META_SUFFIXES order.
+inline constexpr std::array<const char*, 13> kMetaSuffixes = {
+    "p", "pa", "ri", "ch", "ce", "f", "fc", "lc", "lf", "lfa", "d", "a", "e"};
+
+[[noreturn]] void unexpected(std::string_view op, const std::string& what);
+
+// A reply that must be a string, status or integer, as text; nil is "".
+std::string text(std::string_view op, const Reply& r);
+// An integer that arrives as an integer or as decimal text (Lua may send "1e+15" for large
+// numbers: accepted when integral).
+std::int64_t number(std::string_view op, const Reply& r);
+std::optional<std::int64_t> optional_number(std::string_view op, const Reply& r);
+std::optional<std::int64_t> parse_integer(std::string_view s);
+
+// "<I>-0" -> I.
+std::int64_t entry_index(std::string_view op, const std::string& entry_id);
+
+// A stream entry [id, [field, value, ...]] as a public event / a stored event without metadata.
+Event to_event(std::string_view op, const std::string& session_id, const Reply& entry);
+StoredEvent to_stored_event(std::string_view op, const std::string& session_id, const Reply& entry);
+SerializedEvent to_serialized_event(std::string_view op, const std::string& session_id,
+                                    const Reply& entry);
+
+// Applies the 13 metadata columns (kMetaSuffixes order; nil = absent) to a stored event.
+void apply_columns(std::string_view op, StoredEvent& e,
+                   const std::array<const Reply*, 13>& columns);
+
+// The cause field: '' = none, else JSON {"index":I,"attempt":A} (key order free).
+std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw);
+// The cause text an append stores, as JSON.stringify writes it: {"index":I,"attempt":A}.
+std::string cause_json(const EventCause& c);
+
+}  // namespace a2::redis::detail

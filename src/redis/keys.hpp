@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Redis key names of the backend (CONTRACT.md 5.1), kept identical to experimental-a2 0.18.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace a2::redis::detail {
+
+// JSON.stringify(id) with every ':' then replaced by the six characters \u003a, so an id key
+// starts with a quote and holds no ':' (it can never spell a session key such as
+// "<p>:ids:count" of a session named "ids"). Reproduces JSON.stringify exactly: '"' and '\'
+// escaped, \b \f \n \r \t short forms, other code points below U+0020 as \u00xx (lowercase hex),
+// everything else (U+007F, U+2028, non-ASCII UTF-8) copied unchanged.
+inline std::string escape_id(std::string_view id) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(id.size() + 2);
+  out += '"';
+  for (char ch : id) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case ':':
+        out += "\\u003a";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// The keys of one store (one key prefix). Plain value.
+struct Keys {
+  std::string prefix;  // No trailing ':'.
+
+  std::string session(std::string_view s, std::string_view suffix) const {
+    std::string k;
+    k.reserve(prefix.size() + s.size() + suffix.size() + 2);
+    k.append(prefix).append(":").append(s).append(":").append(suffix);
+    return k;
+  }
+  std::string log(std::string_view s) const { return session(s, "log"); }
+  std::string count(std::string_view s) const { return session(s, "count"); }
+  std::string meta(std::string_view s) const { return session(s, "meta"); }
+  std::string meta_chunk(std::string_view s, std::int64_t index) const {
+    return meta(s) + ":" + std::to_string((index - 1) / 1000);
+  }
+  std::string meta_split(std::string_view s) const { return session(s, "meta-split"); }
+  std::string pending(std::string_view s) const { return session(s, "pending"); }
+  std::string ready(std::string_view s) const { return session(s, "ready"); }
+  std::string snap(std::string_view s, std::string_view r) const {
+    return session(s, "snap:" + std::string(r));
+  }
+  std::string snap_history(std::string_view s, std::string_view r) const {
+    return session(s, "snap-history:" + std::string(r));
+  }
+  std::string pins_prefix(std::string_view s) const { return session(s, "snapshot-pins:"); }
+  std::string pins(std::string_view s, std::int64_t index) const {
+    return pins_prefix(s) + std::to_string(index);
+  }
+  std::string pin_counts(std::string_view s) const { return session(s, "snapshot-pin-counts"); }
+  std::string clear(std::string_view s) const { return session(s, "clear"); }
+  std::string presence(std::string_view s) const { return session(s, "presence"); }
+  std::string notify(std::string_view s) const { return session(s, "notify"); }
+  std::string id(std::string_view event_id) const { return prefix + ":ids:" + escape_id(event_id); }
+};
+
+}  // namespace a2::redis::detail
