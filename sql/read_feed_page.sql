@@ -1,0 +1,11 @@
+-- SPDX-License-Identifier: MIT
+-- read_feed_page and the live feed's readAfter: one page (1000) of events after the cursor,
+-- payload as stored JSON text; a cursor below the boundary resumes at the marker.
+-- $1 session  $2 after_index
+select session_id, idx, event_id, event_type, payload::text, created_at
+  from a2_events
+ where session_id = $1
+   and idx > $2
+   and idx >= a2_clear_index_of($1)
+ order by idx
+ limit 1000

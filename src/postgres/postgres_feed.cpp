@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+#include "postgres/postgres_feed.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace a2::postgres::detail {
+namespace {
+
+// Receives NOTIFYs on the store's LISTEN connection.
+class Receiver final : public pqxx::notification_receiver {
+ public:
+  Receiver(pqxx::connection& conn, Notifier& notifier)
+      : pqxx::notification_receiver(conn, kNotifyChannel), notifier_(notifier) {}
+  void operator()(const std::string& payload, int) override { notifier_.notified(payload); }
+
+ private:
+  Notifier& notifier_;
+};
+
+constexpr auto kListenPoll = std::chrono::milliseconds(200);       // Stop latency of the thread.
+constexpr auto kReconnectDelay = std::chrono::milliseconds(1000);  // After a lost LISTEN.
+
+}  // namespace
+
+Event event_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  Event e;
+  e.session_id = row[first].c_str();
+  e.index = row[first + 1].as<std::int64_t>();
+  e.id = row[first + 2].c_str();
+  e.type = row[first + 3].c_str();
+  e.payload = row[first + 4].is_null() ? Json() : Json::parse(row[first + 4].c_str());
+  e.created_at = row[first + 5].as<std::int64_t>();
+  return e;
+}
+
+Notifier::Notifier(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
+
+Notifier::~Notifier() { stop(); }
+
+void Notifier::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable() || stopped_.load()) return;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Notifier::stop() {
+  std::thread thread;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_.store(true);
+    ++everyone_;
+    thread.swap(thread_);
+  }
+  changed_.notify_all();
+  if (thread.joinable()) thread.join();
+}
+
+void Notifier::subscribe(const std::string& session) {
+  std::lock_guard lock(mutex_);
+  ++sessions_[session].feeds;
+}
+
+void Notifier::unsubscribe(const std::string& session) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(session);
+  if (it != sessions_.end() && --it->second.feeds == 0) sessions_.erase(it);
+}
+
+std::uint64_t Notifier::generation_locked(const std::string& session) const {
+  auto it = sessions_.find(session);
+  return everyone_ + (it == sessions_.end() ? 0 : it->second.generation);
+}
+
+std::uint64_t Notifier::generation(const std::string& session) {
+  std::lock_guard lock(mutex_);
+  return generation_locked(session);
+}
+
+void Notifier::wait(const std::string& session, std::uint64_t seen,
+                    std::chrono::steady_clock::time_point until) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_until(lock, until, [&] { return generation_locked(session) != seen; });
+}
+
+void Notifier::wake_all() {
+  {
+    std::lock_guard lock(mutex_);
+    ++everyone_;
+  }
+  changed_.notify_all();
+}
+
+void Notifier::notified(const std::string& payload) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(payload);
+    if (it != sessions_.end()) {
+      ++it->second.generation;
+    } else if (payload.size() == 32) {
+      // Session ids of 8000 bytes or more are notified as their md5 (schema.sql a2_notify);
+      // treat such a payload as a hint for everyone. Valid session ids are far shorter.
+      ++everyone_;
+    } else {
+      return;  // No feed of this session here.
+    }
+  }
+  changed_.notify_all();
+}
+
+void Notifier::loop() {
+  while (!stopped_.load()) {
+    try {
+      auto conn = pool_->connect();
+      Receiver receiver(*conn, *this);
+      // Notifications sent while no LISTEN was active are lost: let every feed re-read.
+      wake_all();
+      while (!stopped_.load()) {
+        conn->await_notification(0, std::chrono::microseconds(kListenPoll).count());
+      }
+    } catch (...) {
+      // LISTEN unavailable: the feeds' safety poll carries on; retry after a pause.
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, kReconnectDelay, [&] { return stopped_.load(); });
+    }
+  }
+}
+
+PostgresFeed::PostgresFeed(std::shared_ptr<ConnectionPool> pool, std::shared_ptr<Notifier> notifier,
+                           std::string session_id, std::int64_t after_index,
+                           std::chrono::milliseconds safety_poll)
+    : pool_(std::move(pool)),
+      notifier_(std::move(notifier)),
+      session_id_(std::move(session_id)),
+      cursor_(after_index),
+      safety_poll_(std::max(safety_poll, std::chrono::milliseconds(1))) {
+  notifier_->subscribe(session_id_);
+}
+
+PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
+
+std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
+  return pool_->run("feed", [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared("a2_read_feed_page", session_id_, cursor);
+    std::vector<Event> out;
+    out.reserve(rows.size());
+    for (const auto& row : rows) out.push_back(event_from_row(row));
+    return out;
+  });
+}
+
+std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (cancelled_.load()) return {};
+    if (notifier_->stopped()) throw Unavailable("a2 postgres feed: the store is closed");
+    // Read the generation before the read, so a wake-up during the read is not lost.
+    auto seen = notifier_->generation(session_id_);
+    auto events = read_after(cursor_.load());
+    if (!events.empty()) {
+      cursor_.store(events.back().index);
+      return events;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return {};
+    notifier_->wait(session_id_, seen, std::min(deadline, now + safety_poll_));
+  }
+}
+
+void PostgresFeed::cancel() noexcept {
+  cancelled_.store(true);
+  notifier_->wake_all();
+}
+
+}  // namespace a2::postgres::detail

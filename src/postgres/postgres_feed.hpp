@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Live feeds of the Postgres backend: one LISTEN connection per store (a background thread,
+// started by the first subscribe) wakes the feeds of the notified session; every feed also
+// polls at the safety cadence, so a lost notification only delays.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/feed.hpp"
+#include "a2/types.hpp"
+#include "postgres/connection_pool.hpp"
+
+namespace a2::postgres::detail {
+
+inline constexpr const char* kNotifyChannel = "a2_events";
+
+// Wake-up bookkeeping shared by a store's feeds. Thread-safe.
+class Notifier {
+ public:
+  explicit Notifier(std::shared_ptr<ConnectionPool> pool);
+  ~Notifier();
+  Notifier(const Notifier&) = delete;
+  Notifier& operator=(const Notifier&) = delete;
+
+  // Starts the LISTEN thread if it is not running.
+  void start();
+  // Stops the thread and wakes every waiter. Idempotent.
+  void stop();
+  bool stopped() const noexcept { return stopped_.load(); }
+
+  void subscribe(const std::string& session);
+  void unsubscribe(const std::string& session);
+
+  // A counter that changes whenever a wake-up for `session` (or for everyone) arrives.
+  std::uint64_t generation(const std::string& session);
+  // Waits until generation(session) != seen, wake_all(), stop() or `until`.
+  void wait(const std::string& session, std::uint64_t seen,
+            std::chrono::steady_clock::time_point until);
+  // Wakes every waiter (cancel, reconnect, an unrecognised payload).
+  void wake_all();
+  // Called for each notification payload.
+  void notified(const std::string& payload);
+
+ private:
+  void loop();
+  std::uint64_t generation_locked(const std::string& session) const;
+
+  std::shared_ptr<ConnectionPool> pool_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  struct Entry {
+    std::size_t feeds = 0;
+    std::uint64_t generation = 0;
+  };
+  std::map<std::string, Entry> sessions_;
+  std::uint64_t everyone_ = 0;
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+};
+
+// One feed (a2::Feed): catch-up and live events by polling the read_feed_page statement.
+class PostgresFeed final : public Feed {
+ public:
+  PostgresFeed(std::shared_ptr<ConnectionPool> pool, std::shared_ptr<Notifier> notifier,
+               std::string session_id, std::int64_t after_index,
+               std::chrono::milliseconds safety_poll);
+  ~PostgresFeed() override;
+
+  std::vector<Event> next(std::chrono::milliseconds timeout) override;
+  void cancel() noexcept override;
+  bool cancelled() const noexcept override { return cancelled_.load(); }
+  std::int64_t cursor() const noexcept override { return cursor_.load(); }
+
+ private:
+  std::vector<Event> read_after(std::int64_t cursor);
+
+  std::shared_ptr<ConnectionPool> pool_;
+  std::shared_ptr<Notifier> notifier_;
+  std::string session_id_;
+  std::atomic<std::int64_t> cursor_;
+  std::chrono::milliseconds safety_poll_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// A public event from the columns (session_id, idx, event_id, event_type, payload text,
+// created_at) starting at column `first`.
+Event event_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+
+}  // namespace a2::postgres::detail

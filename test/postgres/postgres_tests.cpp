@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+// Postgres-only tests: the parts of the contract only Postgres has (119 [P], 125 [P]), the one
+// round trip per operation, opening, and server faults (immediate shutdown mid-load).
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/postgres.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace {
+
+using a2::ErrorCode;
+using a2::Json;
+using a2::test::PostgresServer;
+
+constexpr std::int64_t kT0 = 1'000'000;
+
+struct Fixture {
+  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(kT0);
+  std::shared_ptr<a2::SequentialIdSource> ids = std::make_shared<a2::SequentialIdSource>("g");
+  std::string schema;
+  std::unique_ptr<a2::Store> store;
+  a2::Store* operator->() const { return store.get(); }
+};
+
+std::string next_schema() {
+  static std::atomic<int> n{0};
+  return "p" + std::to_string(++n);
+}
+
+Fixture open_fixture(const std::string& connection, std::size_t pool_size = 4) {
+  Fixture f;
+  f.schema = next_schema();
+  f.store = a2::postgres::open({.connection = connection,
+                                .schema = f.schema,
+                                .pool_size = pool_size,
+                                .statement_timeout = std::chrono::milliseconds(30000),
+                                .clock = f.clock,
+                                .ids = f.ids,
+                                .feed_safety_poll = std::chrono::milliseconds(1000)});
+  return f;
+}
+
+Fixture fresh() { return open_fixture(PostgresServer::shared().connection()); }
+
+// One value from SQL run directly against the fixture's schema.
+std::int64_t sql_count(const Fixture& f, const std::string& query) {
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(conn);
+  tx.exec("set search_path to \"" + f.schema + "\"");
+  return tx.exec(query)[0][0].as<std::int64_t>();
+}
+
+a2::NewEvent ev_id(std::string id) {
+  a2::NewEvent e;
+  e.id = std::move(id);
+  e.type = "t";
+  return e;
+}
+
+std::vector<a2::NewEvent> evs_with_ids(const std::string& prefix, int n) {
+  std::vector<a2::NewEvent> out;
+  for (int i = 1; i <= n; ++i) out.push_back(ev_id(prefix + std::to_string(i)));
+  return out;
+}
+
+template <class F>
+std::string require_error(ErrorCode code, F&& f) {
+  try {
+    f();
+  } catch (const a2::Error& e) {
+    INFO("message: " << e.what());
+    REQUIRE(to_string(e.code()) == to_string(code));
+    return e.what();
+  }
+  FAIL("expected a2::Error " << to_string(code) << ", nothing was thrown");
+  return {};
+}
+
+// Everything observable about a session, as JSON.
+Json observe(a2::Store& store, const std::string& s) {
+  Json rows = Json::array();
+  for (const auto& e : store.read(s))
+    rows.push_back({e.index, e.id, e.type, e.payload, e.processed_at.value_or(-1), e.attempt_count,
+                    e.claim_holder.value_or("")});
+  return {{"rows", rows}, {"has_pending", store.append(s, {}).has_pending}};
+}
+
+a2::ClearResult clear(a2::Store& store, const std::string& s = "s") {
+  return store.clear({.session_id = s, .if_last_index = std::nullopt, .cause = std::nullopt});
+}
+
+TEST_CASE("clear maps the unique violation of a taken marker id to partial_duplicate_batch",
+          "[clear][S119][postgres]") {
+  auto f = fresh();
+  std::string expected_marker = "g1";  // The id the clear below draws from the IdSource.
+  SECTION("owned by a live event of the same session") {
+    (void)f->append("s", {ev_id("g1"), ev_id("b")});
+  }
+  SECTION("owned by another session") {
+    (void)f->append("s2", {ev_id("g1")});
+    (void)f->append("s", {ev_id("a"), ev_id("b")});
+  }
+  SECTION("owned by this session below the boundary") {
+    (void)f->append("s", {ev_id("g2")});
+    REQUIRE(clear(*f.store).clear_index == 2);  // Marker g1.
+    (void)f->append("s", {ev_id("b")});  // The next marker id is g2, held by the stale row 1.
+    expected_marker = "g2";
+  }
+  auto before = observe(*f.store, "s");
+  auto clears_before =
+      sql_count(f, "select count(*) + coalesce(sum(clear_index), 0) from a2_clears");
+  auto message = require_error(ErrorCode::partial_duplicate_batch, [&] { (void)clear(*f.store); });
+  REQUIRE(message == "the clear marker id '" + expected_marker + "' already exists");
+  REQUIRE(observe(*f.store, "s") == before);
+  REQUIRE(sql_count(f, "select count(*) + coalesce(sum(clear_index), 0) from a2_clears") ==
+          clears_before);
+}
+
+TEST_CASE("reclaim leaves no a2_snapshot row below the boundary once done",
+          "[reclaim][S125][postgres]") {
+  auto f = fresh();
+  (void)f->append("s", evs_with_ids("e", 5));
+  f->put_snapshots("s", "r", {{2, Json{{"n", 2}}, {3}}, {4, Json{{"n", 4}}, {5}}});
+  f->put_snapshots("s", "q", {{1, Json{{"q", 1}}, {}}});
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshot_history") == 1);
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshot_pins") == 2);
+  REQUIRE(clear(*f.store).clear_index == 6);
+  (void)f->append("s", evs_with_ids("n", 3));  // 7..9
+  f->put_snapshots("s", "r", {{7, Json{{"n", 7}}, {8}}, {8, Json{{"n", 8}}, {9}}});
+  f->put_snapshots("s", "q", {{6, Json{{"q", 6}}, {}}});
+  auto state_before =
+      f->read_state("s", "r", {.through_index = std::nullopt, .snapshot_through_index = 7});
+
+  std::int64_t deleted = 0;
+  for (int calls = 0;; ++calls) {
+    REQUIRE(calls < 10);
+    auto r = f->reclaim("s");
+    deleted += r.deleted;
+    if (r.done) break;
+  }
+  REQUIRE(deleted == 5);
+  for (const char* table : {"a2_snapshots", "a2_snapshot_history", "a2_snapshot_pins"})
+    REQUIRE(sql_count(f, std::string("select count(*) from ") + table +
+                             " where session_id = 's' and up_to_index < 6") == 0);
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshot_pins where event_index < 6") == 0);
+  REQUIRE(sql_count(f, "select count(*) from a2_events where idx < 6") == 0);
+  // The new lifetime's checkpoints are untouched: heads r@8 and q@6, history r@7 pinned by 8.
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshots") == 2);
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshot_history where up_to_index = 7") == 1);
+  REQUIRE(sql_count(f, "select count(*) from a2_snapshot_pins") == 2);
+  auto state_after =
+      f->read_state("s", "r", {.through_index = std::nullopt, .snapshot_through_index = 7});
+  REQUIRE(state_after.snapshot->index == state_before.snapshot->index);
+  REQUIRE(state_after.head_index == state_before.head_index);
+  REQUIRE(state_after.clear_index == std::optional<std::int64_t>(6));
+}
+
+TEST_CASE("append reuses a cleared id of its session and reclaim still counts the old event",
+          "[append][reclaim][postgres]") {
+  auto f = fresh();
+  (void)f->append("s", {ev_id("a"), ev_id("b")});
+  REQUIRE(clear(*f.store).clear_index == 3);
+  SECTION("the stale row is free") {
+    auto r = f->append("s", {ev_id("a")});
+    REQUIRE(r.events.at(0).index == 4);
+    // The old event stays below the boundary for reclaim; its id is released.
+    REQUIRE(sql_count(f, "select count(*) from a2_events where idx = 1 and event_id <> 'a'") == 1);
+    std::int64_t deleted = 0;
+    for (int calls = 0;; ++calls) {
+      REQUIRE(calls < 5);
+      auto rc = f->reclaim("s");
+      deleted += rc.deleted;
+      if (rc.done) break;
+    }
+    REQUIRE(deleted == 2);
+    REQUIRE(f->append("s", {ev_id("a")}).events.at(0).index == 4);  // Still a replay.
+    require_error(ErrorCode::partial_duplicate_batch, [&] { (void)f->append("s2", {ev_id("a")}); });
+  }
+  SECTION("a stale row locked by other work makes the reuse unavailable instead of waiting") {
+    pqxx::connection conn(PostgresServer::shared().connection());
+    pqxx::work tx(conn);
+    tx.exec("set local search_path to \"" + f.schema + "\"");
+    tx.exec("select 1 from a2_events where session_id = 's' and idx = 1 for update");
+    auto before = observe(*f.store, "s");
+    require_error(ErrorCode::store_unavailable, [&] { (void)f->append("s", {ev_id("a")}); });
+    tx.abort();
+    REQUIRE(observe(*f.store, "s") == before);
+    REQUIRE(f->append("s", {ev_id("a")}).events.at(0).index == 4);
+  }
+}
+
+TEST_CASE("a store survives its connections being terminated", "[connections][postgres]") {
+  auto& server = PostgresServer::shared();
+  const std::string app = "a2_terminated";
+  auto f = open_fixture(server.connection() + " application_name=" + app, 1);
+  (void)f->append("s", {ev_id("a")});
+  {
+    pqxx::connection admin(server.connection());
+    pqxx::nontransaction tx(admin);
+    auto killed = tx.exec(
+        "select pg_terminate_backend(pid) from pg_stat_activity "
+        "where application_name = '" +
+        app + "'");
+    REQUIRE(killed.size() == 1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The pooled connection is gone: the next operation fails retryably (the request may have
+  // been sent) and the one after reconnects.
+  try {
+    (void)f->append("s", {ev_id("b")});
+    FAIL("append on a terminated connection succeeded");
+  } catch (const a2::Unavailable& e) {
+    INFO(e.what());
+    REQUIRE(e.retryable());
+  }
+  auto r = f->append("s", {ev_id("b")});
+  REQUIRE(r.events.at(0).index == 2);
+  REQUIRE(f->read("s").size() == 2);
+}
+
+TEST_CASE("open validates the schema name and reports an unreachable server as unavailable",
+          "[open][postgres]") {
+  auto connection = PostgresServer::shared().connection();
+  for (const char* bad : {"", "Upper", "has space", "semi;colon", "1digit", "quo\"te"}) {
+    INFO("schema " << bad);
+    require_error(ErrorCode::invalid_argument, [&] {
+      a2::postgres::Options options;
+      options.connection = connection;
+      options.schema = bad;
+      (void)a2::postgres::open(options);
+    });
+  }
+  require_error(ErrorCode::store_unavailable, [&] {
+    a2::postgres::Options options;
+    options.connection = "host=127.0.0.1 port=1 user=postgres dbname=postgres connect_timeout=2";
+    (void)a2::postgres::open(options);
+  });
+  // Opening an existing schema again is fine (schema.sql is idempotent) and sees its data.
+  auto f = fresh();
+  (void)f->append("s", {ev_id("a")});
+  a2::postgres::Options options;
+  options.connection = connection;
+  options.schema = f.schema;
+  auto again = a2::postgres::open(options);
+  REQUIRE(again->read("s").size() == 1);
+  again->close();
+  again->close();
+  require_error(ErrorCode::store_unavailable, [&] { (void)again->read("s"); });
+}
+
+// The server log lines of statements sent by connections named `app`.
+std::size_t statements_logged(const std::string& log, std::size_t from, const std::string& app) {
+  std::size_t count = 0;
+  std::istringstream in(log.substr(std::min(from, log.size())));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(app + "|", 0) != 0) continue;
+    if (line.find("LOG:  execute ") != std::string::npos ||
+        line.find("LOG:  statement: ") != std::string::npos)
+      ++count;
+  }
+  return count;
+}
+
+TEST_CASE("every operation is one statement, so one round trip", "[round_trips][postgres]") {
+  PostgresServer server({"log_statement=all", "log_line_prefix=%a|"});
+  const std::string app = "a2_round_trips";
+  auto f = open_fixture(server.connection() + " application_name=" + app, 1);
+  auto& store = *f.store;
+
+  auto claim = [&] {
+    return store.claim_available({.session_id = "s",
+                                  .holder = "w1",
+                                  .ttl_ms = 30000,
+                                  .expires_at_ms = std::nullopt,
+                                  .exclude_indexes = {}});
+  };
+  std::int64_t next = 0;  // Ids of the events made below.
+  auto fresh_id = [&] { return "e" + std::to_string(++next); };
+  std::vector<std::pair<std::string, std::function<void()>>> operations = {
+      {"append",
+       [&] {
+         (void)store.append("s", {ev_id(fresh_id()), ev_id(fresh_id())});
+       }},
+      {"append (empty)", [&] { (void)store.append("s", {}); }},
+      {"claim_available", [&] { (void)claim(); }},
+      {"renew_claims",
+       [&] {
+         (void)store.renew_claims({.session_id = "s",
+                                   .holder = "w1",
+                                   .claims = {{1, 1}},
+                                   .ttl_ms = 30000,
+                                   .expires_at_ms = std::nullopt});
+       }},
+      {"complete_attempt",
+       [&] {
+         auto c = claim();
+         if (!c.events.empty())
+           (void)store.complete_attempt(
+               {.session_id = "s",
+                .index = c.events.front().index,
+                .attempt = c.events.front().attempt_count,
+                .events = {{fresh_id(), "child", nullptr, std::nullopt, false}}});
+       }},
+      {"fail_attempt",
+       [&] {
+         (void)store.fail_attempt(
+             {.session_id = "s", .index = 2, .attempt = 1, .error = "x", .max_failures = 1});
+       }},
+      {"redrive",
+       [&] {
+         (void)store.redrive({.session_id = "s", .index = 2, .action = a2::RedriveAction::skip});
+       }},
+      {"dead_letters", [&] { (void)store.dead_letters("s"); }},
+      {"put_snapshots",
+       [&] {
+         store.put_snapshots("s", "r", {{1, Json{{"n", 1}}, {3}}});
+       }},
+      {"read", [&] { (void)store.read("s"); }},
+      {"read_history", [&] { (void)store.read_history("s"); }},
+      {"read_range", [&] { (void)store.read_range("s", 0, 2); }},
+      {"read_tail", [&] { (void)store.read_tail("s", 1); }},
+      {"read_events", [&] { (void)store.read_events("s", 0); }},
+      {"read_feed_page", [&] { (void)store.read_feed_page("s", 0); }},
+      {"read_state", [&] { (void)store.read_state("s", "r"); }},
+      {"read_states",
+       [&] {
+         (void)store.read_states(
+             "r", {{"s", std::nullopt, std::nullopt}, {"s2", std::nullopt, std::nullopt}});
+       }},
+      {"patch_presence",
+       [&] { (void)store.patch_presence("s", {.participant = "p", .state = 1, .ttl_ms = 1000}); }},
+      {"read_presence", [&] { (void)store.read_presence("s"); }},
+      {"clear", [&] { (void)clear(store); }},
+      {"reclaim", [&] { (void)store.reclaim("s"); }},
+  };
+  // Statements are prepared on a connection's first use of them: warm up first.
+  for (auto& [name, op] : operations) op();
+  for (auto& [name, op] : operations) {
+    INFO("operation " << name);
+    auto offset = server.log().size();
+    op();
+    REQUIRE(statements_logged(server.log(), offset, app) == 1);
+  }
+}
+
+TEST_CASE("a live feed wakes on NOTIFY well before its safety poll", "[feed][postgres]") {
+  auto f = open_fixture(PostgresServer::shared().connection());
+  f.store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
+                                .schema = f.schema,
+                                .pool_size = 2,
+                                .statement_timeout = std::chrono::milliseconds(30000),
+                                .clock = f.clock,
+                                .ids = f.ids,
+                                .feed_safety_poll = std::chrono::milliseconds(60000)});
+  auto feed = f->subscribe("s", 0);
+  REQUIRE(feed->next(std::chrono::milliseconds(0)).empty());
+  // Give the LISTEN thread time to start listening.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    (void)f->append("s", {ev_id("a")});
+  });
+  auto started = std::chrono::steady_clock::now();
+  auto batch = feed->next(std::chrono::milliseconds(20000));
+  auto waited = std::chrono::steady_clock::now() - started;
+  writer.join();
+  REQUIRE(batch.size() == 1);
+  REQUIRE(batch.front().id == "a");
+  REQUIRE(waited < std::chrono::seconds(10));  // The safety poll is 60 s: NOTIFY woke it.
+  // cancel() wakes a waiting next() promptly.
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    feed->cancel();
+  });
+  started = std::chrono::steady_clock::now();
+  REQUIRE(feed->next(std::chrono::milliseconds(20000)).empty());
+  canceller.join();
+  REQUIRE(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  REQUIRE(feed->cancelled());
+}
+
+// Retries `op` while it throws Unavailable (the server is down or the outcome was unknown),
+// counting the failures; gives up after a minute.
+template <class F>
+auto retry_unavailable(std::atomic<int>& failures, std::atomic<int>& unknown, F&& op) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (true) {
+    try {
+      return op();
+    } catch (const a2::Unavailable& e) {
+      ++failures;
+      if (e.outcome_unknown()) ++unknown;
+      if (std::chrono::steady_clock::now() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+TEST_CASE("a server crash loses nothing acknowledged and retries are idempotent",
+          "[faults][postgres]") {
+  // Commits are acknowledged only once their WAL is written (an immediate shutdown loses the
+  // WAL buffers, not the OS's files).
+  PostgresServer server({"synchronous_commit=on"});
+  auto f = open_fixture(server.connection(), 4);
+  constexpr int kWriters = 3;
+  constexpr int kBatches = 60;
+  constexpr int kEvents = kWriters * kBatches * 3;
+  std::mutex mutex;
+  std::map<std::string, std::int64_t> acknowledged;  // Appended id -> index.
+  std::map<std::int64_t, std::int64_t> completed;    // Parent index -> attempt.
+  std::atomic<int> unavailable{0};
+  std::atomic<int> unknown_outcomes{0};
+  std::atomic<int> done_batches{0};
+  std::atomic<bool> writers_done{false};
+
+  // Writers append batches with their own ids, retrying each until it is acknowledged.
+  auto writer = [&](int w) {
+    for (int b = 0; b < kBatches; ++b) {
+      std::vector<a2::NewEvent> batch;
+      for (int k = 0; k < 3; ++k)
+        batch.push_back(
+            ev_id("w" + std::to_string(w) + "b" + std::to_string(b) + "k" + std::to_string(k)));
+      auto r =
+          retry_unavailable(unavailable, unknown_outcomes, [&] { return f->append("s", batch); });
+      std::lock_guard lock(mutex);
+      for (const auto& e : r.events) acknowledged[e.id] = e.index;
+      ++done_batches;
+    }
+  };
+  // A worker claims and completes every appended event with one settled child ("c" + id),
+  // retrying completions with the same attempt and child id.
+  auto worker = [&] {
+    while (true) {
+      auto claimed = retry_unavailable(unavailable, unknown_outcomes, [&] {
+        return f->claim_available({.session_id = "s",
+                                   .holder = "w",
+                                   .ttl_ms = 30000,
+                                   .expires_at_ms = std::nullopt,
+                                   .exclude_indexes = {}});
+      });
+      if (claimed.verdict == a2::ClaimVerdict::busy) {
+        f.clock->advance(31000);  // A claim whose reply was lost: let its lease lapse.
+        continue;
+      }
+      if (claimed.verdict == a2::ClaimVerdict::settled) {
+        if (writers_done.load() && !retry_unavailable(unavailable, unknown_outcomes, [&] {
+              return f->append("s", {}).has_pending;
+            }))
+          return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      for (const auto& e : claimed.events) {
+        a2::ChildEvent child{"c" + e.id, "child", nullptr, std::nullopt, true};
+        auto r = retry_unavailable(unavailable, unknown_outcomes, [&] {
+          return f->complete_attempt(
+              {.session_id = "s", .index = e.index, .attempt = e.attempt_count, .events = {child}});
+        });
+        // Catch assertions are for the main thread: failures leave as exceptions.
+        if (r.verdict != a2::CompleteVerdict::completed || r.events.size() != 1 ||
+            r.events[0].id != "c" + e.id)
+          throw std::runtime_error("completion of event " + std::to_string(e.index) +
+                                   " did not complete with its one child");
+        std::lock_guard lock(mutex);
+        completed[e.index] = e.attempt_count;
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(kWriters + 1);
+  for (int w = 0; w <= kWriters; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        if (w < kWriters)
+          writer(w);
+        else
+          worker();
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    });
+  while (done_batches.load() < kWriters * kBatches / 3)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  server.stop_immediate();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  server.start();
+  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  writers_done.store(true);
+  threads.back().join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  INFO("unavailable errors: " << unavailable.load()
+                              << ", outcome unknown: " << unknown_outcomes.load());
+  REQUIRE(unavailable.load() > 0);  // The crash was felt: the test exercised a fault.
+  auto rows = f->read("s");
+  REQUIRE(rows.size() == static_cast<std::size_t>(2 * kEvents));  // Every event and its child.
+  std::set<std::string> ids;
+  std::size_t parents = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    REQUIRE(row.index == static_cast<std::int64_t>(i + 1));  // Dense, nothing lost twice.
+    ids.insert(row.id);
+    if (row.type == "t") {
+      ++parents;
+      REQUIRE(acknowledged.at(row.id) == row.index);
+      REQUIRE(row.processed_at.has_value());
+      REQUIRE(row.processed_by_attempt == std::optional<std::int64_t>(completed.at(row.index)));
+      REQUIRE(row.returned_event_ids ==
+              std::optional<std::vector<std::string>>(std::vector<std::string>{"c" + row.id}));
+    } else {
+      REQUIRE(row.type == "child");
+      REQUIRE(row.cause.has_value());
+      const auto& parent = rows.at(static_cast<std::size_t>(row.cause->index - 1));
+      REQUIRE(row.id == "c" + parent.id);
+      REQUIRE(row.cause->attempt == completed.at(parent.index));
+    }
+  }
+  REQUIRE(ids.size() == rows.size());
+  REQUIRE(parents == static_cast<std::size_t>(kEvents));
+  REQUIRE(acknowledged.size() == static_cast<std::size_t>(kEvents));
+  REQUIRE_FALSE(f->append("s", {}).has_pending);
+}
+
+}  // namespace
