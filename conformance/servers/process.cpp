@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -124,6 +125,7 @@ Process Process::spawn(const std::vector<std::string>& argv, const std::string& 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(log_fd);
@@ -139,6 +141,10 @@ Process Process::spawn(const std::vector<std::string>& argv, const std::string& 
     if (switch_user) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(126);
     }
+    // A test process that dies without running its destructors (a crash, SIGKILL, a closed
+    // pipe) must not leave its servers behind. Set after the user switch, which clears it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(125);  // The parent is already gone.
     ::execv(args[0], args.data());
     ::_exit(127);
   }
