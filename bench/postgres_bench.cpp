@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+// a2_postgres_bench: throughput, latency and round trips per operation of the Postgres backend,
+// with pgbench running one single-row INSERT per transaction as the ceiling.
+//
+//   a2_postgres_bench [--connection "<libpq connection string>"] [--scale F]
+//
+// Without --connection it starts its own scratch cluster (initdb + postgres on a free port,
+// socket in a temp dir, as user a2test when run as root) with pg_stat_statements loaded.
+// Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
+
+#include <dlfcn.h>
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "a2/postgres.hpp"
+#include "bench_common.hpp"
+#include "servers/postgres_server.hpp"
+#include "workloads.hpp"
+
+// ---- Client round trips, counted where they happen. ----
+// libpqxx sends every request through one of the libpq calls below, each of which sends one
+// request and waits for its reply: one round trip. This program defines them, so the dynamic
+// linker binds libpqxx's calls to these (an executable's symbols come first); each counts and
+// forwards to libpq's own (RTLD_NEXT). The store exposes no counter of its own.
+namespace {
+std::atomic<std::int64_t> g_round_trips{0};
+
+template <class F>
+F next_symbol(const char* name) {
+  void* symbol = ::dlsym(RTLD_NEXT, name);
+  if (symbol == nullptr) {
+    std::cerr << "a2_postgres_bench: cannot find libpq's " << name << std::endl;
+    std::abort();
+  }
+  F fn;
+  std::memcpy(&fn, &symbol, sizeof fn);
+  return fn;
+}
+}  // namespace
+
+extern "C" {
+PGresult* PQexec(PGconn* conn, const char* query) {
+  static auto real = next_symbol<PGresult* (*)(PGconn*, const char*)>("PQexec");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, query);
+}
+PGresult* PQexecParams(PGconn* conn, const char* command, int n, const Oid* types,
+                       const char* const* values, const int* lengths, const int* formats,
+                       int result_format) {
+  static auto real = next_symbol<PGresult* (*)(PGconn*, const char*, int, const Oid*,
+                                               const char* const*, const int*, const int*, int)>(
+      "PQexecParams");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, command, n, types, values, lengths, formats, result_format);
+}
+PGresult* PQexecPrepared(PGconn* conn, const char* name, int n, const char* const* values,
+                         const int* lengths, const int* formats, int result_format) {
+  static auto real = next_symbol<PGresult* (*)(PGconn*, const char*, int, const char* const*,
+                                               const int*, const int*, int)>("PQexecPrepared");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, name, n, values, lengths, formats, result_format);
+}
+PGresult* PQprepare(PGconn* conn, const char* name, const char* query, int n, const Oid* types) {
+  static auto real =
+      next_symbol<PGresult* (*)(PGconn*, const char*, const char*, int, const Oid*)>("PQprepare");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, name, query, n, types);
+}
+int PQsendQuery(PGconn* conn, const char* query) {
+  static auto real = next_symbol<int (*)(PGconn*, const char*)>("PQsendQuery");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, query);
+}
+}  // extern "C"
+
+namespace {
+
+using a2::bench::fmt;
+using a2::bench::get;
+using a2::bench::note;
+using a2::bench::percent;
+using a2::bench::Table;
+
+// Counters (our own snapshot query is taken out by the Meter's calibration):
+//   round_trips  client round trips, counted above (every connection of this process)
+//   statements   top-level statements the server executed (pg_stat_statements, track = top);
+//                a cross-check: it also counts a statement the planner runs while planning
+//                (e.g. a STABLE SQL function folded at plan time), which is no round trip
+//   exec_ms      sum(total_exec_time): server time executing them (function bodies included)
+a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
+  a2::bench::Counters c{{"round_trips", 0}, {"statements", 0}, {"exec_ms", 0}};
+  c["round_trips"] = static_cast<double>(g_round_trips.load());
+  if (!have_statements) return c;
+  pqxx::nontransaction tx(admin);
+  auto row = tx.exec(
+      "select coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8 "
+      "from pg_stat_statements where dbid = (select oid from pg_database where datname = "
+      "current_database()) and toplevel")[0];
+  c["statements"] = row[0].as<double>();
+  c["exec_ms"] = row[1].as<double>();
+  return c;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// initdb/postgres/pgbench's directory: `pg_config --bindir`, else the newest
+// /usr/lib/postgresql/*/bin, else PATH.
+std::string find_pgbench() {
+  std::string pg_config = a2::test::find_program("pg_config");
+  if (!pg_config.empty()) {
+    std::string dir = trim(a2::bench::capture(pg_config + " --bindir"));
+    if (std::filesystem::exists(dir + "/pgbench")) return dir + "/pgbench";
+  }
+  std::string best;
+  int best_version = -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+    auto exe = entry.path() / "bin" / "pgbench";
+    if (!std::filesystem::exists(exe)) continue;
+    int v = std::atoi(entry.path().filename().c_str());
+    if (v > best_version) {
+      best_version = v;
+      best = exe.string();
+    }
+  }
+  if (best.empty()) best = a2::test::find_program("pgbench");
+  if (best.empty()) throw std::runtime_error("pgbench not found (postgresql-contrib)");
+  return best;
+}
+
+struct Ceiling {
+  std::string command;
+  double tps = 0;
+  double latency_ms = 0;
+};
+
+Ceiling pgbench(const std::string& exe, const std::string& script, const std::string& connection,
+                const std::string& options) {
+  Ceiling c;
+  c.command = "pgbench -n -f insert.sql " + options;
+  std::string out = a2::bench::capture(exe + " -n -f " + a2::bench::shell_quote(script) + " " +
+                                       options + " " + a2::bench::shell_quote(connection) +
+                                       " 2>&1");
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex(R"(tps = ([0-9.]+) \(without initial)")))
+    c.tps = std::stod(m[1]);
+  if (std::regex_search(out, m, std::regex(R"(latency average = ([0-9.]+) ms)")))
+    c.latency_ms = std::stod(m[1]);
+  if (c.tps <= 0) throw std::runtime_error("cannot parse pgbench output:\n" + out);
+  return c;
+}
+
+int run(const a2::bench::Args& args) {
+  std::unique_ptr<a2::test::PostgresServer> server;
+  std::string connection = args.server;
+  if (connection.empty()) {
+    note("starting a scratch postgres cluster");
+    // pg_stat_statements' defaults: track = top, track_utility = on. (Not set on the command
+    // line: that would override the ALTER SYSTEM of the breakdown below.)
+    server = std::make_unique<a2::test::PostgresServer>(
+        std::vector<std::string>{"shared_preload_libraries=pg_stat_statements"});
+    connection = server->connection();
+  }
+  pqxx::connection admin(connection);
+  bool have_statements = true;
+  try {
+    pqxx::nontransaction tx(admin);
+    tx.exec("create extension if not exists pg_stat_statements");
+    tx.exec("select count(*) from pg_stat_statements");
+  } catch (const std::exception& e) {
+    have_statements = false;
+    note(std::string("pg_stat_statements unavailable, no round-trip figures: ") + e.what());
+  }
+  std::string version;
+  std::string settings;
+  {
+    pqxx::nontransaction tx(admin);
+    version = tx.exec("select version()")[0][0].c_str();
+    auto rows = tx.exec(
+        "select string_agg(name || '=' || setting, ', ' order by name) from pg_settings where "
+        "name in ('fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers', "
+        "'max_connections')");
+    settings = rows[0][0].c_str();
+  }
+  std::cout << "## Postgres backend\n\n"
+            << "Server: " << version << ", "
+            << (server ? "a private scratch cluster (unix socket in a temp dir)"
+                       : "the server given with --connection (pg_stat_statements counts every "
+                         "client of the database: figures are only right if nobody else uses it)")
+            << "; settings: " << settings << ".\n\n";
+
+  constexpr std::size_t kPool = 16;
+  // On a server of the caller's, a schema of our own, dropped at the end.
+  std::string schema = server ? "bench" : "a2bench_" + std::to_string(::getpid());
+  auto store = a2::postgres::open({.connection = connection,
+                                   .schema = schema,
+                                   .pool_size = kPool,
+                                   .statement_timeout = std::chrono::milliseconds(60000),
+                                   .clock = nullptr,
+                                   .ids = nullptr,
+                                   .feed_safety_poll = std::chrono::milliseconds(1000)});
+  a2::bench::Meter meter([&] { return snapshot(admin, have_statements); });
+
+  // Warm-up: every operation runs on every pooled connection (16 threads at once hold all 16),
+  // so the statements libpqxx prepares on first use per connection are prepared before any
+  // block is measured.
+  note("warm-up");
+  (void)meter.around([&] {
+    a2::bench::run_threads(static_cast<int>(kPool), {std::chrono::hours(1), 5},
+                           [&](int t, std::int64_t i) {
+                             std::string s = "warmup-" + std::to_string(t);
+                             if (i == 0) a2::bench::seed_cycle(*store, s + "-cycle");
+                             a2::bench::cycle(*store, s + "-cycle", "warm", i);
+                             (void)store->append(s, a2::bench::events(1 + i, 0, false));
+                             (void)store->read(s);
+                           });
+  });
+
+  a2::bench::SuiteResult suite = a2::bench::run_suite(
+      *store, meter, args,
+      {{"round trips/op", "round_trips", 2},
+       {"statements/op (server)", "statements", 2},
+       {"server ms/op", "exec_ms", 3}},
+      "Round trips/op are counted in the client: this program interposes libpq's "
+      "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare` and `PQsendQuery` (each sends "
+      "one request and waits for its reply) and counts the calls libpqxx makes. The server "
+      "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
+      "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
+      "their `total_exec_time` (the server-side functions' bodies included). All are deltas "
+      "over the block divided by its operations, minus the cost of the snapshot query "
+      "itself.");
+  auto& blocks = suite.blocks;
+
+  // ---- Which statements one operation runs. ----
+  Table statements({"operation", "top-level statements the server executed (calls)",
+                     "statements", "client round trips"});
+  if (have_statements) {
+    note("statement probe");
+    auto probe = [&](const std::string& name, const std::function<void()>& fn) {
+      {
+        pqxx::nontransaction tx(admin);
+        tx.exec("select pg_stat_statements_reset()");
+      }
+      std::int64_t before = g_round_trips.load();
+      fn();
+      std::int64_t client = g_round_trips.load() - before;
+      pqxx::nontransaction tx(admin);
+      auto rows = tx.exec(
+          "select calls, regexp_replace(query, '\\s+', ' ', 'g') from pg_stat_statements "
+          "where dbid = (select oid from pg_database where datname = current_database()) and "
+          "toplevel and query not like '%pg_stat_statements%' order by query");
+      std::string list;
+      long total = 0;
+      for (const auto& row : rows) {
+        if (!list.empty()) list += "; ";
+        list += "`" + std::string(row[1].c_str()) + "` (" + row[0].c_str() + ")";
+        total += row[0].as<long>();
+      }
+      statements.add({name, list, std::to_string(total), std::to_string(client)});
+    };
+    probe("append 1 event", [&] {
+      (void)store->append("probe-append", a2::bench::events(1, 0, false));
+    });
+    a2::bench::seed_cycle(*store, "probe-cycle");
+    a2::StoredEvent claimed;
+    probe("claim_available", [&] { a2::bench::claim_one(*store, "probe-cycle", "p", claimed); });
+    probe("complete_attempt (1 child)",
+          [&] { a2::bench::complete_one(*store, "probe-cycle", claimed, 0); });
+    probe("read() of 10k events", [&] { (void)store->read("read10k"); });
+    std::cout << "### Statements per operation\n\n"
+              << "`pg_stat_statements_reset()`, one operation, then the top-level statements "
+                 "the server executed, and the round trips the client made:\n\n";
+    statements.print();
+
+    // Where the server time goes: with track = all (our own server only), the statements run
+    // inside the server-side functions, for 100 operations of each kind.
+    if (server) {
+      note("nested statement breakdown");
+      {
+        pqxx::nontransaction tx(admin);
+        tx.exec("alter system set pg_stat_statements.track = 'all'");
+        tx.exec("select pg_reload_conf()");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      Table nested({"operation", "statement (nested ones included)", "calls", "total ms",
+                    "mean µs"});
+      auto breakdown = [&](const std::string& name, int n, const std::function<void(int)>& fn) {
+        {
+          pqxx::nontransaction tx(admin);
+          tx.exec("select pg_stat_statements_reset()");
+        }
+        for (int i = 0; i < n; ++i) fn(i);
+        pqxx::nontransaction tx(admin);
+        auto rows = tx.exec(
+            "select calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) "
+            "from pg_stat_statements where dbid = (select oid from pg_database where datname = "
+            "current_database()) and query not like '%pg_stat_statements%' order by "
+            "total_exec_time desc limit 6");
+        for (const auto& row : rows) {
+          std::string q = row[2].c_str();
+          for (auto& ch : q)
+            if (ch == '|' || ch == '`') ch = ' ';
+          nested.add({name, "`" + q + "`", row[0].c_str(), fmt(row[1].as<double>(), 1),
+                      fmt(row[1].as<double>() * 1000 / row[0].as<double>(), 1)});
+        }
+      };
+      breakdown("append 1 event (x100)", 100, [&](int) {
+        (void)store->append("probe-nested", a2::bench::events(1, 0, false));
+      });
+      a2::bench::seed_cycle(*store, "probe-nested-cycle");
+      breakdown("claim + complete (x100)", 100,
+                [&](int i) { a2::bench::cycle(*store, "probe-nested-cycle", "p", i); });
+      breakdown("claim + complete, 1k events of history (x100)", 100,
+                [&](int i) { a2::bench::cycle(*store, "hist1k-cycle", "p", i); });
+      breakdown("claim + complete, 100k events of history (x100)", 100,
+                [&](int i) { a2::bench::cycle(*store, "hist100k-cycle", "p", i); });
+      breakdown("read() of 10k events (x3)", 3, [&](int) { (void)store->read("read10k"); });
+      {
+        pqxx::nontransaction tx(admin);
+        tx.exec("alter system reset pg_stat_statements.track");
+        tx.exec("select pg_reload_conf()");
+      }
+      std::cout << "### Where the server time goes\n\n"
+                << "`pg_stat_statements.track = all` for a few operations of each kind (after the "
+                   "measured blocks; the six statements with the most execution time, top-level "
+                   "and nested, each nested one also inside its caller's time):\n\n";
+      nested.print();
+    }
+  }
+
+  // ---- The ceiling: pgbench, one single-row INSERT per transaction. ----
+  note("pgbench ceiling");
+  std::string exe = find_pgbench();
+  std::string dir = a2::test::make_temp_dir("a2-pgbench");
+  std::string script = dir + "/insert.sql";
+  {
+    std::ofstream out(script);
+    out << "insert into a2bench_ceiling (v) values (1);\n";
+  }
+  {
+    pqxx::nontransaction tx(admin);
+    tx.exec("drop table if exists a2bench_ceiling");
+    tx.exec("create table a2bench_ceiling (id bigserial primary key, v integer not null)");
+  }
+  // Each pgbench run is bracketed by two blocks of our own append 1 (1 thread, or 16 threads
+  // on 16 sessions), so a change of load on the machine affects both sides alike.
+  struct Pair {
+    Ceiling ceiling;
+    double server_ms = 0;  // Server time per INSERT (pg_stat_statements).
+    a2::bench::Block ours;
+  };
+  auto paired = [&](int threads, const std::string& options) {
+    Pair pair;
+    a2::bench::Budget budget{args.ms(2500), INT64_MAX};
+    auto ours = [&] {
+      return meter.measure(threads, budget, [&](int t, std::int64_t i) {
+        (void)store->append("pair-t" + std::to_string(threads) + "-" + std::to_string(t),
+                            a2::bench::events(1, i, false));
+      });
+    };
+    pair.ours = ours();
+    a2::bench::Counters d =
+        meter.around([&] { pair.ceiling = pgbench(exe, script, connection, options); });
+    pair.server_ms = get(d, "statements") > 0 ? get(d, "exec_ms") / get(d, "statements") : 0;
+    pair.ours.merge(ours());
+    return pair;
+  };
+  Pair p1 = paired(1, "-c 1 -t 20000");
+  Pair p16 = paired(16, "-c 16 -j 2 -t 2500");
+  {
+    pqxx::nontransaction tx(admin);
+    tx.exec("drop table if exists a2bench_ceiling");
+  }
+  a2::test::remove_tree(dir);
+  const Ceiling& c1 = p1.ceiling;
+  const Ceiling& c16 = p16.ceiling;
+  double ours1 = p1.ours.m.ops_per_s();
+  double ours16 = p16.ours.m.ops_per_s();
+  Table ceiling({"client", "TPS", "latency avg µs", "server µs/op", "a2 append 1 event ops/s",
+                 "a2 latency avg µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
+  for (auto* pair : {&p1, &p16}) {
+    int threads = pair == &p1 ? 1 : 16;
+    double avg_us = pair->ours.m.ops > 0 ? pair->ours.m.seconds * 1e6 * threads /
+                                               static_cast<double>(pair->ours.m.ops)
+                                         : 0;
+    ceiling.add({"`" + pair->ceiling.command + "`" +
+                     (threads == 16 ? " vs a2 with 16 threads on 16 sessions"
+                                    : " vs a2 with 1 thread"),
+                 fmt(pair->ceiling.tps, 0), fmt(pair->ceiling.latency_ms * 1000, 0),
+                 fmt(pair->server_ms * 1000, 1), fmt(pair->ours.m.ops_per_s(), 0),
+                 fmt(avg_us, 0), fmt(pair->ours.per_op("exec_ms") * 1000, 1),
+                 percent(pair->ours.m.ops_per_s(), pair->ceiling.tps)});
+  }
+  std::cout << "### Ceiling: pgbench, one single-row INSERT per transaction\n\n"
+            << "`insert.sql` = `insert into a2bench_ceiling (v) values (1);` (table `id bigserial "
+               "primary key, v integer not null`), same server and connection string (TPS "
+               "without initial connection time). Each pgbench run is bracketed by two "
+            << args.ms(2500).count()
+            << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
+               "so both see the same machine load. a2's average latency = wall time x threads "
+               "/ operations; server µs/op = `total_exec_time / calls` of pg_stat_statements "
+               "(the INSERT, or a2's top-level statement).\n\n";
+  ceiling.print();
+
+  // ---- Targets. ----
+  double rt_append1 = blocks["append1@1"].per_op("round_trips");
+  double rt_append10 = blocks["append10@1"].per_op("round_trips");
+  double rt_cycle = blocks["cycle@1"].per_op("round_trips") / 2;
+  double rt_append16 = blocks["append1@16"].per_op("round_trips");
+  double rt_cycle16 = blocks["cycle@16"].per_op("round_trips") / 2;
+  Table targets({"target", "measured", "met"});
+  if (g_round_trips.load() > 0) {
+    bool two = rt_append1 <= 2.001 && rt_append10 <= 2.001 && rt_cycle <= 2.001 &&
+               rt_append16 <= 2.001 && rt_cycle16 <= 2.001;
+    targets.add({"at most two round trips per write",
+                 "append 1: " + fmt(rt_append1, 2) + ", append 10: " + fmt(rt_append10, 2) +
+                     ", claim and complete: " + fmt(rt_cycle, 2) + " each; 16 threads: " +
+                     fmt(rt_append16, 2) + " / " + fmt(rt_cycle16, 2),
+                 two ? "yes" : "no"});
+  } else {
+    targets.add({"at most two round trips per write", "not measured (libpq calls not seen)",
+                 "?"});
+  }
+  targets.add({"sequential append 1 >= 70% of pgbench -c 1 TPS", percent(ours1, c1.tps),
+               ours1 >= 0.7 * c1.tps ? "yes" : "no"});
+  targets.add({"16 threads on 16 sessions >= 70% of pgbench -c 16 TPS", percent(ours16, c16.tps),
+               ours16 >= 0.7 * c16.tps ? "yes" : "no"});
+  a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "");
+  std::cout << "### Postgres targets\n\n";
+  targets.print();
+
+  store->close();
+  if (!server) {
+    pqxx::nontransaction tx(admin);
+    tx.exec("drop schema if exists \"" + schema + "\" cascade");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(a2::bench::Args::parse(argc, argv, "--connection"));
+  } catch (const std::exception& e) {
+    std::cerr << "a2_postgres_bench: " << e.what() << std::endl;
+    return 1;
+  }
+}

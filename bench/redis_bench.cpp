@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+// a2_redis_bench: throughput, latency and per-operation server cost of the Redis backend, with
+// redis-benchmark running a minimal EVALSHA (one XADD + one HSET) as the ceiling.
+//
+//   a2_redis_bench [--url redis://host:port] [--scale F]
+//
+// Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence).
+// Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
+
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/redis.hpp"
+#include "bench_common.hpp"
+#include "workloads.hpp"
+#include "servers/redis_server.hpp"
+
+namespace {
+
+using a2::bench::fmt;
+using a2::bench::get;
+using a2::bench::note;
+using a2::bench::percent;
+using a2::bench::Table;
+
+// ---- A plain hiredis connection for INFO, SCRIPT LOAD and MONITOR (not the store's). ----
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string password;
+};
+
+// redis://[:password@]host[:port][/db] (the database number is ignored: INFO is server-wide).
+Endpoint parse_url(const std::string& url) {
+  const std::string scheme = "redis://";
+  if (url.rfind(scheme, 0) != 0) throw std::runtime_error("--url must be redis://host:port");
+  std::string rest = url.substr(scheme.size());
+  Endpoint e;
+  if (auto at = rest.rfind('@'); at != std::string::npos) {
+    std::string auth = rest.substr(0, at);
+    e.password = auth.substr(auth.find(':') == std::string::npos ? 0 : auth.find(':') + 1);
+    rest = rest.substr(at + 1);
+  }
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
+  if (auto colon = rest.rfind(':'); colon != std::string::npos) {
+    e.port = std::stoi(rest.substr(colon + 1));
+    rest = rest.substr(0, colon);
+  }
+  if (!rest.empty()) e.host = rest;
+  return e;
+}
+
+class Admin {
+ public:
+  explicit Admin(const Endpoint& e) {
+    ctx_ = redisConnect(e.host.c_str(), e.port);
+    if (ctx_ == nullptr || ctx_->err)
+      throw std::runtime_error("cannot connect to redis at " + e.host + ":" +
+                               std::to_string(e.port));
+    if (!e.password.empty()) command({"AUTH", e.password});
+  }
+  ~Admin() {
+    if (ctx_ != nullptr) redisFree(ctx_);
+  }
+  Admin(const Admin&) = delete;
+  Admin& operator=(const Admin&) = delete;
+
+  // Sends a command and returns its reply as text (status, bulk string, or integer).
+  std::string command(const std::vector<std::string>& args) {
+    send(args);
+    return read_reply();
+  }
+  void send(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), argv.data(), lens.data()) !=
+        REDIS_OK)
+      throw std::runtime_error("redis: cannot send " + args.front());
+  }
+  std::string read_reply() {
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr)
+      throw std::runtime_error(std::string("redis: connection error: ") + ctx_->errstr);
+    auto* r = static_cast<redisReply*>(raw);
+    std::string out;
+    bool error = r->type == REDIS_REPLY_ERROR;
+    if (r->type == REDIS_REPLY_INTEGER)
+      out = std::to_string(r->integer);
+    else if (r->str != nullptr)
+      out.assign(r->str, r->len);
+    freeReplyObject(r);
+    if (error) throw std::runtime_error("redis error: " + out);
+    return out;
+  }
+  void set_timeout(std::chrono::milliseconds t) {
+    timeval tv{static_cast<time_t>(t.count() / 1000),
+               static_cast<suseconds_t>((t.count() % 1000) * 1000)};
+    redisSetTimeout(ctx_, tv);
+  }
+
+ private:
+  redisContext* ctx_ = nullptr;
+};
+
+// Server counters (one `INFO stats commandstats` per snapshot):
+//   round_trips  total_reads_processed: read events on client sockets, one per request of a
+//                client that waits for each reply (a pipelined batch read at once counts once).
+//                total_commands_processed is no help: Redis 7 counts the commands run inside
+//                scripts there too.
+//   net_in       total_net_input_bytes
+//   all_calls    every command executed, redis.call() inside scripts included (INFO itself not)
+//   evalsha, eval, script_load   calls of those commands
+//   evalsha_usec  server time spent in EVALSHA (the script and its redis.calls)
+//   cmd:<name>, usec:<name>   calls of each command and the server time spent in it
+a2::bench::Counters snapshot(Admin& admin) {
+  std::string text = admin.command({"INFO", "stats", "commandstats"});
+  a2::bench::Counters c{{"round_trips", 0}, {"net_in", 0}, {"all_calls", 0},
+                        {"evalsha", 0},     {"eval", 0},   {"script_load", 0},
+                        {"evalsha_usec", 0}};
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    std::string value = line.substr(colon + 1);
+    if (key == "total_reads_processed") c["round_trips"] = std::stod(value);
+    if (key == "total_net_input_bytes") c["net_in"] = std::stod(value);
+    if (key.rfind("cmdstat_", 0) == 0) {
+      auto calls_at = value.find("calls=");
+      double calls = std::stod(value.substr(calls_at + 6));
+      std::string name = key.substr(8);
+      if (name == "info") continue;  // Our own snapshots.
+      c["all_calls"] += calls;
+      c["cmd:" + name] = calls;
+      c["usec:" + name] = std::stod(value.substr(value.find("usec=") + 5));
+      if (name == "evalsha") {
+        c["evalsha"] = calls;
+        c["evalsha_usec"] = std::stod(value.substr(value.find("usec=") + 5));
+      }
+      if (name == "eval") c["eval"] = calls;
+      if (name == "script|load") c["script_load"] = calls;
+    }
+  }
+  return c;
+}
+
+// redis-benchmark's requests per second for one EVALSHA of the ceiling script.
+struct Ceiling {
+  std::string command;
+  double rps = 0;
+  double p50_ms = 0;
+};
+
+Ceiling redis_benchmark(const Endpoint& e, const std::string& sha, int clients, int requests) {
+  std::string exe = a2::test::find_program("redis-benchmark", {"/usr/bin", "/usr/local/bin"});
+  if (exe.empty()) throw std::runtime_error("redis-benchmark not found on PATH (redis-tools)");
+  std::string args = "-h " + e.host + " -p " + std::to_string(e.port) +
+                     (e.password.empty() ? "" : " -a " + a2::bench::shell_quote(e.password)) +
+                     " -n " + std::to_string(requests) + " -c " + std::to_string(clients) +
+                     " -q EVALSHA " + sha + " 2 bench-ceiling:log bench-ceiling:meta";
+  Ceiling c;
+  c.command = "redis-benchmark " + args;
+  std::string out = a2::bench::capture(exe + " " + args + " 2>&1");
+  // The last progress update and the summary are separated by '\r'; keep the summary.
+  std::smatch match;
+  std::regex rps(R"(([0-9.]+) requests per second)");
+  std::string::const_iterator from = out.begin();
+  while (std::regex_search(from, out.cend(), match, rps)) {
+    c.rps = std::stod(match[1]);
+    from = match.suffix().first;
+  }
+  std::regex p50(R"(p50=([0-9.]+) msec)");
+  if (std::regex_search(out, match, p50)) c.p50_ms = std::stod(match[1]);
+  if (c.rps <= 0) throw std::runtime_error("cannot parse redis-benchmark output:\n" + out);
+  return c;
+}
+
+// The exact bytes of one command in RESP, from a MONITOR line's quoted arguments.
+std::optional<std::size_t> resp_size_of_monitor_line(const std::string& line) {
+  auto open = line.find("] \"");
+  if (open == std::string::npos) return std::nullopt;
+  std::vector<std::string> args;
+  std::size_t i = open + 2;
+  while (i < line.size()) {
+    if (line[i] == ' ') {
+      ++i;
+      continue;
+    }
+    if (line[i] != '"') return std::nullopt;
+    ++i;
+    std::string arg;
+    while (i < line.size() && line[i] != '"') {
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        char n = line[i + 1];
+        if (n == 'x' && i + 3 < line.size()) {
+          arg += static_cast<char>(std::stoi(line.substr(i + 2, 2), nullptr, 16));
+          i += 4;
+          continue;
+        }
+        switch (n) {
+          case 'n': arg += '\n'; break;
+          case 'r': arg += '\r'; break;
+          case 't': arg += '\t'; break;
+          case 'a': arg += '\a'; break;
+          case 'b': arg += '\b'; break;
+          default: arg += n;
+        }
+        i += 2;
+        continue;
+      }
+      arg += line[i++];
+    }
+    ++i;  // Closing quote.
+    args.push_back(arg);
+  }
+  std::size_t size = 1 + std::to_string(args.size()).size() + 2;
+  for (const auto& a : args) size += 1 + std::to_string(a.size()).size() + 2 + a.size() + 2;
+  return size;
+}
+
+std::size_t file_size_or_zero(const std::string& path) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<std::size_t>(n);
+}
+
+int run(const a2::bench::Args& args) {
+  std::unique_ptr<a2::test::RedisServer> server;
+  std::string url = args.server;
+  if (url.empty()) {
+    note("starting redis-server");
+    server = std::make_unique<a2::test::RedisServer>(false);
+    url = server->url();
+  }
+  Endpoint endpoint = parse_url(url);
+  Admin admin(endpoint);
+  std::string version;
+  {
+    std::string info = admin.command({"INFO", "server"});
+    std::smatch m;
+    if (std::regex_search(info, m, std::regex(R"(redis_version:([^\r\n]+))"))) version = m[1];
+  }
+  std::cout << "## Redis backend\n\n"
+            << "Server: redis " << version << " at " << (server ? "a private redis-server on "
+                                                                : "")
+            << url
+            << (server ? " (`--save '' --appendonly no`)"
+                       : " (the INFO counters are server-wide: figures are only right on a "
+                         "server nobody else is using)")
+            << ".\n\n";
+
+  constexpr std::size_t kPool = 16;
+  // On a server of the caller's, a prefix of our own (the keys are left behind).
+  std::string prefix = server ? "bench" : "a2bench-" + std::to_string(::getpid());
+  auto store = a2::redis::open({.url = url,
+                                .key_prefix = prefix,
+                                .pool_size = kPool,
+                                .connect_timeout = std::chrono::milliseconds(2000),
+                                .command_timeout = std::chrono::milliseconds(30000),
+                                .clock = nullptr,
+                                .ids = nullptr,
+                                .feed_safety_poll = std::chrono::milliseconds(1000)});
+  a2::bench::Meter meter([&] { return snapshot(admin); });
+
+  // Warm-up: every operation used below runs once (the first use of a script may load it), and
+  // the pool opens its connections.
+  note("warm-up");
+  a2::bench::Counters warm = meter.around([&] {
+    a2::bench::seed_cycle(*store, "warmup-cycle");
+    for (int i = 0; i < 3; ++i) a2::bench::cycle(*store, "warmup-cycle", "warm", i);
+    (void)store->append("warmup", a2::bench::events(10, 0, false));
+    (void)store->read("warmup");
+    a2::bench::run_threads(static_cast<int>(kPool), {std::chrono::milliseconds(300), 20},
+                           [&](int t, std::int64_t) {
+                             (void)store->append("warmup-" + std::to_string(t),
+                                                 a2::bench::events(1, 0, false));
+                           });
+  });
+
+  a2::bench::SuiteResult suite = a2::bench::run_suite(
+      *store, meter, args,
+      {{"round trips/op", "round_trips", 2},
+       {"EVALSHA/op", "evalsha", 2},
+       {"server µs/op in EVALSHA", "evalsha_usec", 1},
+       {"commands/op (incl. in scripts)", "all_calls", 1},
+       {"bytes sent/op", "net_in", 0}},
+      "Server columns are `INFO` deltas over the block divided by its operations, minus the "
+      "cost of the INFO snapshots themselves: round trips/op = `total_reads_processed` (read "
+      "events on client sockets: one per request of a client that waits for each reply; a "
+      "pipelined batch read at once counts once), EVALSHA/op and the server time spent in them (`usec`) from `INFO commandstats`, "
+      "commands/op counts every command including the `redis.call`s inside scripts (`INFO "
+      "commandstats`; Redis 7 also counts those in `total_commands_processed`, so that "
+      "counter is not used), bytes sent/op = `total_net_input_bytes` (client to server).");
+  auto& blocks = suite.blocks;
+
+  // ---- The ceiling: redis-benchmark running EVALSHA of a minimal XADD + HSET script. ----
+  note("redis-benchmark ceiling");
+  std::string sha = admin.command(
+      {"SCRIPT", "LOAD",
+       "redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', KEYS[2], 'f', 'v') "
+       "return 1"});
+  // Each ceiling run is bracketed by two blocks of our own append 1 (same thread count), so a
+  // change of load on the machine during the run affects both sides alike.
+  struct Pair {
+    Ceiling ceiling;
+    double server_us = 0;  // Server time per EVALSHA of the ceiling script.
+    a2::bench::Block ours;
+  };
+  auto paired = [&](int threads) {
+    Pair p;
+    a2::bench::Budget budget{args.ms(2500), INT64_MAX};
+    auto ours = [&] {
+      return meter.measure(threads, budget, [&](int t, std::int64_t i) {
+        (void)store->append("pair-t" + std::to_string(threads) + "-" + std::to_string(t),
+                            a2::bench::events(1, i, false));
+      });
+    };
+    p.ours = ours();
+    a2::bench::Counters d = meter.around([&] { p.ceiling = redis_benchmark(endpoint, sha, threads, 100000); });
+    p.server_us = a2::bench::get(d, "evalsha") > 0
+                      ? a2::bench::get(d, "evalsha_usec") / a2::bench::get(d, "evalsha")
+                      : 0;
+    p.ours.merge(ours());
+    return p;
+  };
+  Pair p1 = paired(1);
+  Pair p16 = paired(16);
+  admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta"});
+  const Ceiling& c1 = p1.ceiling;
+  const Ceiling& c16 = p16.ceiling;
+  double ours1 = p1.ours.m.ops_per_s();
+  double ours16 = p16.ours.m.ops_per_s();
+  Table ceiling({"client", "ops/s", "p50 µs", "server µs/op", "a2 append 1 event ops/s",
+                 "a2 p50 µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
+  for (auto* p : {&p1, &p16}) {
+    ceiling.add({"`" + p->ceiling.command + "`" +
+                     (p == &p16 ? " vs a2 with 16 threads on 16 sessions" : " vs a2 with 1 thread"),
+                 fmt(p->ceiling.rps, 0), fmt(p->ceiling.p50_ms * 1000, 0), fmt(p->server_us, 1),
+                 fmt(p->ours.m.ops_per_s(), 0), fmt(p->ours.m.latency.p50_us(), 0),
+                 fmt(p->ours.per_op("evalsha_usec"), 1),
+                 percent(p->ours.m.ops_per_s(), p->ceiling.rps)});
+  }
+  std::cout << "### Ceiling: redis-benchmark, EVALSHA of one XADD + one HSET\n\n"
+            << "Script: `redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', "
+               "KEYS[2], 'f', 'v') return 1` (SCRIPT LOADed first), same server. Each "
+               "redis-benchmark run is bracketed by two " << args.ms(2500).count()
+            << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
+               "so both see the same machine load. Server µs/op = `usec` of EVALSHA in `INFO "
+               "commandstats` per call.\n\n";
+  ceiling.print();
+
+  // ---- Zero script text after warm-up. ----
+  note("script-text check (MONITOR)");
+  std::optional<std::size_t> probe_resp;
+  a2::bench::Counters probe;
+  {
+    Admin monitor(endpoint);
+    monitor.set_timeout(std::chrono::milliseconds(5000));
+    monitor.command({"MONITOR"});
+    probe = meter.around([&] { (void)store->append("probe", a2::bench::events(1, 1, false)); });
+    for (int k = 0; k < 50 && !probe_resp; ++k) {
+      std::string line = monitor.read_reply();
+      if (line.find("\"evalsha\"") != std::string::npos ||
+          line.find("\"EVALSHA\"") != std::string::npos)
+        probe_resp = resp_size_of_monitor_line(line);
+    }
+  }
+  // The commands each write runs (inside its script), from the same counters.
+  auto command_list = [](const a2::bench::Counters& d) {
+    std::string out;
+    for (const auto& [key, value] : d) {
+      if (key.rfind("cmd:", 0) != 0 || value < 0.5) continue;
+      if (!out.empty()) out += ", ";
+      out += key.substr(4) + " " + fmt(value, 0);
+    }
+    return out;
+  };
+  Table per_write({"operation", "round trips", "commands run by the server (calls)"});
+  per_write.add({"append 1 event", fmt(get(probe, "round_trips"), 0), command_list(probe)});
+  {
+    a2::bench::seed_cycle(*store, "probe-cycle");
+    a2::StoredEvent claimed;
+    auto d = meter.around([&] { a2::bench::claim_one(*store, "probe-cycle", "p", claimed); });
+    per_write.add({"claim_available", fmt(get(d, "round_trips"), 0), command_list(d)});
+    d = meter.around([&] { a2::bench::complete_one(*store, "probe-cycle", claimed, 0); });
+    per_write.add({"complete_attempt (1 child)", fmt(get(d, "round_trips"), 0), command_list(d)});
+  }
+  std::size_t smallest_script = SIZE_MAX;
+  std::string smallest_name;
+  for (const auto& entry : std::filesystem::directory_iterator(A2_BENCH_LUA_DIR)) {
+    if (entry.path().extension() != ".lua") continue;
+    auto n = file_size_or_zero(entry.path().string());
+    if (n > 0 && n < smallest_script) {
+      smallest_script = n;
+      smallest_name = entry.path().filename().string();
+    }
+  }
+  a2::bench::Counters measured;
+  for (auto& [name, b] : blocks) measured = a2::bench::plus(measured, b.delta);
+  for (auto& b : suite.append_by_variant) measured = a2::bench::plus(measured, b.delta);
+  for (auto& b : suite.cycle_by_variant) measured = a2::bench::plus(measured, b.delta);
+
+  bool zero_text = get(measured, "script_load") == 0 && get(measured, "eval") == 0 &&
+                   probe_resp && static_cast<std::size_t>(get(probe, "net_in")) == *probe_resp;
+  std::cout << "### Script text after warm-up\n\n"
+            << "- Warm-up: " << fmt(get(warm, "script_load"), 0) << " SCRIPT LOAD, "
+            << fmt(get(warm, "eval"), 0) << " EVAL.\n"
+            << "- Every measured block above together: " << fmt(get(measured, "script_load"), 0)
+            << " SCRIPT LOAD and " << fmt(get(measured, "eval"), 0)
+            << " EVAL (script text) against " << fmt(get(measured, "evalsha"), 0)
+            << " EVALSHA.\n"
+            << "- One append of 1 event (probe, MONITOR on): the server received "
+            << fmt(get(probe, "net_in"), 0) << " bytes in " << fmt(get(probe, "round_trips"), 0)
+            << " round trip(s), " << fmt(get(probe, "all_calls"), 0)
+            << " command(s) counting those inside the script; the EVALSHA command MONITOR "
+               "showed is "
+            << (probe_resp ? std::to_string(*probe_resp) : std::string("(not captured)"))
+            << " bytes in RESP; the smallest script file (" << smallest_name << ") alone is "
+            << smallest_script << " bytes.\n"
+            << "- Verdict: "
+            << (zero_text ? "zero script-text bytes after warm-up (the bytes received for an "
+                            "append are exactly its EVALSHA command)"
+                          : "NOT confirmed (see the figures above)")
+            << ".\n\n"
+            << "Commands per write (`INFO commandstats` deltas around one operation):\n\n";
+  per_write.print();
+
+  // ---- Where the server time of claim + complete goes, at 1k and at 100k events of history.
+  note("per-command server time, claim + complete at 1k and 100k history");
+  Table by_command({"session", "cycles", "server µs per cycle in EVALSHA",
+                    "per command inside the scripts: calls/cycle, µs/cycle (top 6)"});
+  for (const std::string session : {"hist1k-cycle", "hist100k-cycle"}) {
+    const int kCycles = 500;
+    auto d = meter.around([&] {
+      for (int i = 0; i < kCycles; ++i) a2::bench::cycle(*store, session, "probe", i);
+    });
+    std::vector<std::pair<double, std::string>> costs;
+    for (const auto& [key, value] : d)
+      if (key.rfind("usec:", 0) == 0 && key != "usec:evalsha" && value > 0)
+        costs.push_back({value, key.substr(5)});
+    std::sort(costs.rbegin(), costs.rend());
+    std::string list;
+    for (std::size_t k = 0; k < costs.size() && k < 6; ++k) {
+      if (!list.empty()) list += ", ";
+      list += costs[k].second + " " + fmt(get(d, "cmd:" + costs[k].second) / kCycles, 1) +
+              " x " + fmt(costs[k].first / kCycles, 1) + " µs";
+    }
+    by_command.add({session, std::to_string(kCycles), fmt(get(d, "usec:evalsha") / kCycles, 1),
+                    list});
+  }
+  std::cout << "### Server time by command, claim + complete at 1k and 100k events of history\n\n"
+            << "`INFO commandstats` `usec` deltas around 500 sequential cycles on each history "
+               "session (after the blocks above). A command's time is part of its script's "
+               "EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
+  by_command.print();
+
+  // ---- Targets. ----
+  double rt_append1 = blocks["append1@1"].per_op("round_trips");
+  double rt_append10 = blocks["append10@1"].per_op("round_trips");
+  double rt_cycle = blocks["cycle@1"].per_op("round_trips") / 2;
+  double rt_append16 = blocks["append1@16"].per_op("round_trips");
+  double rt_cycle16 = blocks["cycle@16"].per_op("round_trips") / 2;
+  auto one = [](double v) { return std::abs(v - 1) < 0.01; };
+  Table targets({"target", "measured", "met"});
+  targets.add({"exactly one round trip per write operation",
+               "append 1: " + fmt(rt_append1, 2) + ", append 10: " + fmt(rt_append10, 2) +
+                   ", claim and complete: " + fmt(rt_cycle, 2) + " each; 16 threads: " +
+                   fmt(rt_append16, 2) + " / " + fmt(rt_cycle16, 2),
+               one(rt_append1) && one(rt_append10) && one(rt_cycle) && one(rt_append16) &&
+                       one(rt_cycle16)
+                   ? "yes"
+                   : "no"});
+  targets.add({"zero script-text bytes after warm-up",
+               fmt(get(measured, "script_load") + get(measured, "eval"), 0) +
+                   " SCRIPT LOAD/EVAL; probe append " + fmt(get(probe, "net_in"), 0) +
+                   " bytes = EVALSHA " +
+                   (probe_resp ? std::to_string(*probe_resp) : std::string("?")) + " bytes",
+               zero_text ? "yes" : "no"});
+  targets.add({"sequential append 1 >= 80% of redis-benchmark EVALSHA (-c 1)",
+               percent(ours1, c1.rps), ours1 >= 0.8 * c1.rps ? "yes" : "no"});
+  targets.add({"(no target) 16 threads vs redis-benchmark -c 16", percent(ours16, c16.rps),
+               "-"});
+  a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
+  std::cout << "### Redis targets\n\n";
+  targets.print();
+  store->close();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(a2::bench::Args::parse(argc, argv, "--url"));
+  } catch (const std::exception& e) {
+    std::cerr << "a2_redis_bench: " << e.what() << std::endl;
+    return 1;
+  }
+}
