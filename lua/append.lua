@@ -11,6 +11,86 @@
 -- Verdict order: empty, foreign/dup/partial, cleared (origin), then each cause in batch order
 -- (boundary, range, attempt/dead letter). hasPending is '1' or '0'.
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5]
+local n = tonumber(ARGV[3])
+--#include json.lua
+-- Fast path, the common append: unsettled events without cause or lane, no origin, fresh ids.
+-- It runs before the general code below defines its functions and tables, so it pays for none
+-- of them, and it issues exactly the commands the general path would, with the same arguments
+-- in the same order (MGET, XADD per event, MSET, ZADD pending, ZADD ready, PUBLISH). When an id
+-- turns out to be owned it hands its MGET reply to the general path, which reads nothing again.
+local fast_values = nil
+if n > 0 and n <= 100 and ARGV[5 + n * 6] == '' then
+  local fast = true
+  for o = 3, 3 + (n - 1) * 6, 6 do
+    if ARGV[o + 4] ~= '' or ARGV[o + 5] ~= '' or ARGV[o + 6] ~= '0' then
+      fast = false
+      break
+    end
+  end
+  if fast then
+    -- The split-aware MGET of id_owners.lua: counter, split, clear boundary, then the id keys.
+    local keys = { COUNTER, SPLIT, string.sub(COUNTER, 1, -6) .. 'clear' }
+    for i = 1, n do keys[3 + i] = KEYS[6 + i] end
+    fast_values = redis.call('MGET', unpack(keys))
+    for i = 1, n do
+      if fast_values[3 + i] then
+        fast = false
+        break
+      end
+    end
+  end
+  if fast then
+    local base = tonumber(fast_values[1] or '0')
+    local now, session_json = ARGV[2], json_string(ARGV[1])
+    -- MSET arguments (owner records, counter, split when unset), ZADD arguments (score, member;
+    -- unlaned events are ready at once, so pending and ready get the same pairs) and the
+    -- wake-up entries under wake.lua's size rule. Each index is formatted once (decimal) and
+    -- passed as text, also as the score: the same argument bytes Redis makes of the number.
+    local owner_writes, queued, entries, bytes = {}, {}, {}, 0
+    local last_type, type_json = nil, nil  -- A batch often repeats one type: encoded once.
+    for i = 1, n do
+      local o = 3 + (i - 1) * 6
+      local field = decimal(base + i)
+      local payload = ARGV[o + 3]
+      redis.call('XADD', KEYS[1], field .. '-0',
+        'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', payload,
+        'created_at', now, 'cause', '', 'lane', '')
+      owner_writes[2 * i - 1] = KEYS[6 + i]
+      owner_writes[2 * i] = '[' .. session_json .. ',' .. field .. ']'
+      queued[2 * i - 1] = field
+      queued[2 * i] = field
+      if bytes + #payload > 32768 then
+        bytes = 32768 + 1
+      else
+        if ARGV[o + 2] ~= last_type then
+          last_type, type_json = ARGV[o + 2], json_string(ARGV[o + 2])
+        end
+        local entry = '[' .. field .. ',' .. json_string(ARGV[o + 1]) .. ',' .. type_json .. ',' ..
+          payload .. ']'
+        bytes = bytes + #entry + 1
+        if bytes <= 32768 then entries[#entries + 1] = entry end
+      end
+    end
+    local head = queued[2 * n]
+    owner_writes[2 * n + 1] = COUNTER
+    owner_writes[2 * n + 2] = head
+    if not fast_values[2] then
+      owner_writes[2 * n + 3] = SPLIT
+      owner_writes[2 * n + 4] = decimal(base)
+    end
+    redis.call('MSET', unpack(owner_writes))
+    redis.call('ZADD', PENDING, unpack(queued))
+    redis.call('ZADD', READY, unpack(queued))
+    local message
+    if bytes <= 32768 then
+      message = '{"f":' .. head .. ',"t":' .. now .. ',"e":[' .. table.concat(entries, ',') .. ']}'
+    else
+      message = '{"f":' .. head .. '}'
+    end
+    redis.pcall('PUBLISH', ARGV[4 + n * 6], message)
+    return { 'ok', queued[2], '1' }
+  end
+end
 --#include meta.lua
 --#include enqueue.lua
 --#include id_owners.lua
@@ -18,62 +98,74 @@ local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[6], KEYS[4],
 local function has_pending()
   return redis.call('ZCARD', PENDING) > 0 and '1' or '0'
 end
-local n = tonumber(ARGV[3])
 if n == 0 then return { 'empty', has_pending() } end
-local owners, count = read_owners(6, n, ARGV[1])
+local owners, count
+if fast_values then
+  owners, count = owners_of(fast_values, n, ARGV[1])
+else
+  owners, count = read_owners(6, n, ARGV[1])
+end
 local base = tonumber(count or '0')
-local dups = {}
+-- Tables are made only when needed: the common batch has fresh ids and no causes.
+local dups = nil
 for i = 1, n do
   if owners[i] then
     local rec = cjson.decode(owners[i])
     if rec[1] ~= ARGV[1] then return { 'foreign', ARGV[3 + (i - 1) * 6 + 1] } end
+    dups = dups or {}
     dups[#dups + 1] = tostring(rec[2])
   end
 end
-if #dups == n then
-  local res = { 'dup', has_pending() }
-  for i = 1, #dups do res[#res + 1] = dups[i] end
-  return res
+if dups then
+  if #dups == n then
+    local res = { 'dup', has_pending() }
+    for i = 1, #dups do res[#res + 1] = dups[i] end
+    return res
+  end
+  return { 'partial', tostring(#dups) }
 end
-if #dups > 0 then return { 'partial', tostring(#dups) } end
 local origin = ARGV[5 + n * 6]
 if origin and origin ~= '' and tonumber(origin) <= boundary then
   return { 'cleared', origin }
 end
-local causes, parents = {}, {}
+local causes, parents = nil, nil
 for i = 1, n do
   local cause = ARGV[3 + (i - 1) * 6 + 4]
   if cause ~= '' then
     local parsed = cjson.decode(cause)
     local pidx = tonumber(parsed.index)
+    if not causes then causes, parents = {}, {} end
     causes[#causes + 1] = parsed
     if pidx >= 1 and pidx <= base then parents[#parents + 1] = tostring(pidx) end
   end
 end
-local parent_rows = read_fields(parents, { 'd', 'f', 'p' })
 local parent_pending = false
-for _, parsed in ipairs(causes) do
-  local pidx = tonumber(parsed.index)
-  if pidx <= boundary then return { 'superseded', tostring(pidx) } end
-  if pidx < 1 or pidx > base then
-    return { 'no_parent', tostring(parsed.index) }
+if causes then
+  local parent_rows = read_fields(parents, { 'd', 'f', 'p' })
+  for _, parsed in ipairs(causes) do
+    local pidx = tonumber(parsed.index)
+    if pidx <= boundary then return { 'superseded', tostring(pidx) } end
+    if pidx < 1 or pidx > base then
+      return { 'no_parent', tostring(parsed.index) }
+    end
+    local row = parent_rows[tostring(pidx)]
+    if tonumber(row[1] or '0') ~= tonumber(parsed.attempt) or row[2] then
+      return { 'superseded', tostring(pidx) }
+    end
+    -- A claimed, unprocessed parent is still in the pending set.
+    if not row[3] then parent_pending = true end
   end
-  local row = parent_rows[tostring(pidx)]
-  if tonumber(row[1] or '0') ~= tonumber(parsed.attempt) or row[2] then
-    return { 'superseded', tostring(pidx) }
-  end
-  -- A claimed, unprocessed parent is still in the pending set.
-  if not row[3] then parent_pending = true end
 end
-local owner_writes = {}
+-- Owner records [session, index], the bytes cjson.encode({ ARGV[1], base + i }) makes.
+local owner_writes, session_json = {}, json_string(ARGV[1])
 for i = 1, n do
   local o = 3 + (i - 1) * 6
-  local field = tostring(base + i)
+  local field = decimal(base + i)
   redis.call('XADD', KEYS[1], field .. '-0',
     'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', ARGV[o + 3],
     'created_at', ARGV[2], 'cause', ARGV[o + 4], 'lane', ARGV[o + 5])
   owner_writes[#owner_writes + 1] = KEYS[6 + i]
-  owner_writes[#owner_writes + 1] = cjson.encode({ ARGV[1], base + i })
+  owner_writes[#owner_writes + 1] = '[' .. session_json .. ',' .. field .. ']'
   wake_add(field, ARGV[o + 1], ARGV[o + 2], ARGV[o + 3])
   if ARGV[o + 6] == '1' then
     put(mkey(field), field .. ':p', ARGV[2])
@@ -82,11 +174,11 @@ for i = 1, n do
   end
 end
 owner_writes[#owner_writes + 1] = COUNTER
-owner_writes[#owner_writes + 1] = tostring(base + n)
+owner_writes[#owner_writes + 1] = decimal(base + n)
 split_write(owner_writes)
 sliced('MSET', nil, owner_writes)
 flush_queue()
 flush()
 local pending_after = (#queued > 0 or parent_pending) and '1' or has_pending()
-wake(ARGV[4 + n * 6], tostring(base + n), ARGV[2])
-return { 'ok', tostring(base + 1), pending_after }
+wake(ARGV[4 + n * 6], decimal(base + n), ARGV[2])
+return { 'ok', decimal(base + 1), pending_after }

@@ -5,10 +5,8 @@
 -- raw owner record or false, and the raw counter. A record this session made below its latest
 -- clear is free (false).
 --#include meta.lua
-local function read_owners(key_offset, n, session)
-  local keys = { COUNTER, SPLIT, CLEAR }
-  for i = 1, n do keys[#keys + 1] = KEYS[key_offset + i] end
-  local values = sliced('MGET', nil, keys)
+-- owners_of applies such an MGET reply (`values`) read by the caller itself.
+local function owners_of(values, n, session)
   use_split(values[2], values[1], values[3])
   local owners = {}
   for i = 1, n do
@@ -20,4 +18,9 @@ local function read_owners(key_offset, n, session)
     owners[i] = owner
   end
   return owners, values[1]
+end
+local function read_owners(key_offset, n, session)
+  local keys = { COUNTER, SPLIT, CLEAR }
+  for i = 1, n do keys[#keys + 1] = KEYS[key_offset + i] end
+  return owners_of(sliced('MGET', nil, keys), n, session)
 end

@@ -11,6 +11,7 @@
 -- the split predate chunking and stay in the base hash, which also holds every lane pointer of the
 -- session. An unset split means "the current count", so every script that adds events writes the
 -- split in its write phase (split_write).
+--#include json.lua
 local split, split_stored = nil, false
 -- The latest clear marker lives beside the counter, p:S:clear, and is read in the same MGET, so a
 -- session never cleared pays nothing.
@@ -29,18 +30,31 @@ local function mkey(field)
   end
   local idx = tonumber(field)
   if idx <= split then return META end
-  return META .. ':' .. tostring(math.floor((idx - 1) / 1000))
+  return META .. ':' .. decimal(math.floor((idx - 1) / 1000))
 end
 -- Appends `SPLIT, split` to an MSET argument list when the split was not stored yet.
 local function split_write(args)
   if not split_stored then
     args[#args + 1] = SPLIT
-    args[#args + 1] = tostring(split)
+    args[#args + 1] = decimal(split)
   end
 end
 -- Runs a variadic command in slices of at most 1000 arguments (Lua's unpack limit),
 -- concatenating table replies. `key` (or nil) is passed before every slice.
 local function sliced(command, key, args)
+  local count = #args
+  if count == 0 then return {} end
+  if count <= 1000 then
+    -- One slice (the common case): the reply itself, without copying. Callers only read it.
+    local reply
+    if key then
+      reply = redis.call(command, key, unpack(args))
+    else
+      reply = redis.call(command, unpack(args))
+    end
+    if type(reply) == 'table' then return reply end
+    return {}
+  end
   local results = {}
   for first = 1, #args, 1000 do
     local last = math.min(first + 999, #args)
@@ -59,6 +73,7 @@ end
 -- Reads `suffixes` of every index in `fields` with one HMGET per hash.
 -- Returns rows[field][column] (false when absent).
 local function read_fields(fields, suffixes)
+  if #fields == 0 then return {} end
   local groups, order = {}, {}
   for _, field in ipairs(fields) do
     local key = mkey(field)
@@ -101,6 +116,7 @@ local function put(key, field, value)
 end
 -- Writes the buffered fields, one HSET per hash.
 local function flush()
+  if #write_order == 0 then return end
   for _, key in ipairs(write_order) do sliced('HSET', key, writes[key]) end
   writes, write_order = {}, {}
 end

@@ -6,24 +6,27 @@
 -- (WAKE_PAYLOAD_LIMIT, counted as the sum of len(entry) + 1, the envelope not counted) publishes
 -- {"f":<frontier>} and readers catch up with XRANGE. Publishing failures are ignored (pcall):
 -- wake-ups are a latency aid, delivery relies on catch-up reads.
+--#include json.lua
 local wake_entries, wake_bytes = {}, 0
 local function wake_add(field, id, typ, payload)
   if wake_bytes + #payload > 32768 then
     wake_bytes = 32768 + 1
     return
   end
-  local entry = '[' .. field .. ',' .. cjson.encode(id) .. ',' ..
-    cjson.encode(typ) .. ',' .. payload .. ']'
+  local entry = '[' .. field .. ',' .. json_string(id) .. ',' .. json_string(typ) .. ',' ..
+    payload .. ']'
   wake_bytes = wake_bytes + #entry + 1
   if wake_bytes <= 32768 then
     wake_entries[#wake_entries + 1] = entry
   end
 end
 local function wake(channel, frontier, created_at)
-  local message = '{"f":' .. frontier .. '}'
+  local message
   if wake_bytes <= 32768 then
     message = '{"f":' .. frontier .. ',"t":' .. created_at .. ',"e":[' ..
       table.concat(wake_entries, ',') .. ']}'
+  else
+    message = '{"f":' .. frontier .. '}'
   end
   redis.pcall('PUBLISH', channel, message)
 end
