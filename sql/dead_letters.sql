@@ -7,5 +7,5 @@ select to_jsonb(e)::text
  where e.session_id = $1
    and e.processed_at is null
    and e.failed_at is not null
-   and e.idx > a2_clear_index_of($1)
+   and e.idx > coalesce((select clear_index from a2_clears where session_id = $1), 0)
  order by e.idx

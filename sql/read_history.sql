@@ -6,5 +6,5 @@ select session_id, idx, event_id, event_type, payload::text, created_at
  where session_id = $1
    and idx > $2
    and idx <= $3
-   and idx >= a2_clear_index_of($1)
+   and idx >= coalesce((select clear_index from a2_clears where session_id = $1), 0)
  order by idx

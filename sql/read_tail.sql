@@ -3,10 +3,10 @@
 -- can tell that the range does not fit), with the boundary on every row.
 -- $1 session  $2 from_index  $3 through_index (2^53-1 for the head)
 select session_id, idx, event_id, event_type, payload::text, created_at,
-       a2_clear_index_of($1) as clear_index
+       coalesce((select clear_index from a2_clears where session_id = $1), 0) as clear_index
   from a2_events
  where session_id = $1
-   and idx >= greatest($2, a2_clear_index_of($1))
+   and idx >= greatest($2, coalesce((select clear_index from a2_clears where session_id = $1), 0))
    and idx <= $3
  order by idx
  limit 257

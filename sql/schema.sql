@@ -8,6 +8,18 @@
 -- (READ COMMITTED), so a boundary read by a statement that starts after the session lock sees
 -- every clear that committed while the lock was awaited (CONTRACT.md 6.2).
 --
+-- Cost rules (Postgres 15; every write is on the hot path):
+-- - Helpers are plpgsql, never `language sql`: a SQL function that cannot be inlined (one with a
+--   subquery, a CTE or a DML statement) is parsed and planned again on every call, while
+--   plpgsql keeps each statement's plan for the life of the connection.
+-- - The clear boundary is the inline expression
+--   `coalesce((select clear_index from a2_clears where session_id = s), 0)`, for that reason.
+-- - No `= any(array)` in a hot statement: its custom plans always look cheaper than the generic
+--   one, so plpgsql plans it again on every call. Ids are probed one at a time (unique index,
+--   scalar parameter) and the full ownership check (a2_live_owners) runs only on a hit.
+-- - "Is anything pending" is `order by idx limit 1` on the partial index a2_events_pending, not
+--   exists(), which a generic plan may serve with a sequential scan.
+--
 -- Contract errors are raised with these SQLSTATEs (translated in one place in C++):
 --   A2001 invalid argument ("no event at index N in session 'S'")
 --   A2002 store unavailable (a reused id still held by cleared work)
@@ -100,17 +112,20 @@ create table if not exists a2_presence (
 insert into a2_schema_version (version) values (1) on conflict (version) do nothing;
 
 -- The session's latest clear marker, or 0. Read it in a statement that starts after the
--- operation's lock (see the header).
+-- operation's lock (see the header). The functions and statements of a2 inline its body (see
+-- the cost rules above); it stays for compatibility.
 create or replace function a2_clear_index_of(s text) returns bigint
 language sql stable as $$
   select coalesce((select clear_index from a2_clears where session_id = s), 0)
 $$;
 
 -- Wakes live feeds of session s after commit (NOTIFY is sent once per transaction and payload).
+-- The write functions inline its body; it stays for compatibility.
 create or replace function a2_notify(s text) returns void
-language sql as $$
-  select pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end)
-$$;
+language plpgsql as $$
+begin
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
 
 create or replace function a2_superseded(s text, cause_index bigint, cause_attempt bigint)
 returns void language plpgsql as $$
@@ -167,7 +182,28 @@ end $$;
 -- Returns the new rows as a jsonb array in index order.
 create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_ms bigint,
                                            events jsonb, parent_cause jsonb)
-returns jsonb language sql as $$
+returns jsonb language plpgsql as $$
+declare
+  inserted_rows jsonb;
+  one_event jsonb;
+begin
+  if jsonb_array_length(events) = 1 then
+    -- One event (the common case): no ranking; the same columns as the batch statement below.
+    one_event := events->0;
+    insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
+                                  cause, lane, lane_ready, processed_at)
+    values (s, base + 1, one_event->>'id', one_event->>'type',
+            coalesce(one_event->'payload', 'null'::jsonb), now_ms,
+            coalesce(parent_cause, nullif(one_event->'cause', 'null'::jsonb)), one_event->>'lane',
+            one_event->>'lane' is null or not exists (
+              select 1 from a2_events pending
+               where pending.session_id = s and pending.lane = one_event->>'lane'
+                 and pending.processed_at is null and pending.idx > ci
+            ),
+            case when coalesce((one_event->>'settled')::boolean, false) then now_ms end)
+    returning jsonb_build_array(to_jsonb(ins)) into inserted_rows;
+    return inserted_rows;
+  end if;
   with input as (
     select ord, e->>'id' as event_id, e->>'type' as event_type,
            coalesce(e->'payload', 'null'::jsonb) as payload,
@@ -196,12 +232,15 @@ returns jsonb language sql as $$
       from ranked
     returning *
   )
-  select coalesce(jsonb_agg(to_jsonb(inserted) order by idx), '[]'::jsonb) from inserted
-$$;
+  select coalesce(jsonb_agg(to_jsonb(inserted) order by idx), '[]'::jsonb) into inserted_rows
+    from inserted;
+  return inserted_rows;
+end $$;
 
 -- Releases event e's snapshot pins and deletes history checkpoints left without pins.
 create or replace function a2_release_pins(s text, e bigint) returns void
-language sql as $$
+language plpgsql as $$
+begin
   with released as (
     delete from a2_snapshot_pins where session_id = s and event_index = e
     returning reducer_name, up_to_index
@@ -214,20 +253,21 @@ language sql as $$
        select 1 from a2_snapshot_pins pin
         where pin.session_id = s and pin.reducer_name = released.reducer_name
           and pin.up_to_index = released.up_to_index and pin.event_index <> e
-     )
-$$;
+     );
+end $$;
 
 -- Hands lane `l` to its lowest unfinished event of the current lifetime.
 create or replace function a2_lane_handoff(s text, l text, ci bigint) returns void
-language sql as $$
+language plpgsql as $$
+begin
   update a2_events set lane_ready = true
    where session_id = s
      and idx = (
        select idx from a2_events
         where session_id = s and lane = l and processed_at is null and idx > ci
         order by idx limit 1
-     )
-$$;
+     );
+end $$;
 
 -- append. p: {s, now, origin|null, events: [{id, type, payload, cause|null, lane|null, settled}]}
 -- Returns {events: [...], has_pending}.
@@ -243,7 +283,8 @@ declare
   base bigint;
   ci bigint;
   session_has_pending boolean;
-  owners a2_events[];
+  owners a2_events[] := '{}';
+  one_id text;
   o a2_events;
   e jsonb;
   i integer;
@@ -255,19 +296,36 @@ begin
   if n = 0 then
     return jsonb_build_object('events', '[]'::jsonb, 'has_pending', exists(
       select 1 from a2_events
-       where session_id = s and processed_at is null and idx > a2_clear_index_of(s)));
+       where session_id = s and processed_at is null
+         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)));
   end if;
   -- Serialize appends per session: index assignment must not race across writers.
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce(max(idx), 0), a2_clear_index_of(s),
-         exists(select 1 from a2_events pending
-                 where pending.session_id = s and pending.processed_at is null
-                   and pending.idx > a2_clear_index_of(s))
-    into base, ci, session_has_pending
-    from a2_events where session_id = s;
+  -- One statement after the lock: the boundary, the head and the lowest pending index. The
+  -- pending row is an ordered scan with limit 1, which stops at the first entry of the partial
+  -- index a2_events_pending (an exists() may be planned as a sequential scan).
+  select boundary.ci, head.base, pending.idx is not null
+    into ci, base, session_has_pending
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as ci) boundary
+    cross join lateral (
+      select coalesce(max(idx), 0) as base from a2_events where session_id = s
+    ) head
+    left join lateral (
+      select p_row.idx from a2_events p_row
+       where p_row.session_id = s and p_row.processed_at is null and p_row.idx > boundary.ci
+       order by p_row.idx limit 1
+    ) pending on true;
 
   ids := array(select x->>'id' from jsonb_array_elements(events) x);
-  owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+  -- Usually no row holds any of the ids: one unique-index probe per id (a scalar parameter, so
+  -- the cached generic plan is used; `= any(array)` would be re-planned on every call).
+  foreach one_id in array ids loop
+    if exists(select 1 from a2_events where event_id = one_id) then
+      owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+      exit;
+    end if;
+  end loop;
   if cardinality(owners) > 0 then
     -- A foreign id wins wherever it sits; name the first in batch order.
     for i in 1 .. n loop
@@ -328,7 +386,7 @@ begin
   end loop;
 
   inserted := a2_insert_batch(s, base, ci, now_ms, events, null);
-  perform a2_notify(s);
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
   return jsonb_build_object(
     'events', inserted,
     'has_pending', session_has_pending or exists(
@@ -352,7 +410,7 @@ begin
   -- boundary. A claim that waited on a row re-checks only that row, which is why clear sets
   -- lane_ready = false on the clearing handler's row.
   with boundary as materialized (
-    select a2_clear_index_of(s) as clear_index
+    select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
   ), eligible as materialized (
     select event.idx from a2_events event
      where event.session_id = s
@@ -387,7 +445,7 @@ begin
      and processed_at is null
      and failed_at is null
      and lane_ready
-     and idx > a2_clear_index_of(s)
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
      and claim_expires_at > now_ms
      and not (idx = any(excluded));
   if retry is not null then
@@ -399,12 +457,16 @@ end $$;
 -- renew_claims. p: {s, holder, now, expires, claims: [{index, attempt}]}
 -- Returns {renewed: [...], superseded: [...]}. Q11: the attempt must be equal.
 create or replace function a2_renew_claims(p jsonb) returns jsonb
-language sql as $$
+language plpgsql as $$
+declare
+  verdict_lists jsonb;
+begin
   with listed as (
     select distinct (c->>'index')::bigint as idx, (c->>'attempt')::bigint as attempt
       from jsonb_array_elements(p->'claims') c
   ), boundary as materialized (
-    select a2_clear_index_of(p->>'s') as clear_index
+    select coalesce((select clear_index from a2_clears where session_id = p->>'s'), 0)
+             as clear_index
   ), renewed as (
     update a2_events event set claim_expires_at = (p->>'expires')::bigint
       from listed
@@ -431,7 +493,9 @@ language sql as $$
     'renewed', coalesce((select jsonb_agg(idx order by idx) from verdicts where renewed), '[]'),
     'superseded', coalesce((select jsonb_agg(idx order by idx) from verdicts
                              where not renewed and superseded), '[]'))
-$$;
+    into verdict_lists;
+  return verdict_lists;
+end $$;
 
 -- complete_attempt. p: {s, index, attempt, now, children: [{id, type, payload, lane, settled}]}
 -- Returns {verdict: completed|superseded, events}.
@@ -450,10 +514,12 @@ declare
   stored a2_events[];
   r a2_events;
   k integer;
+  one_id text;
   inserted jsonb;
 begin
   select boundary.clear_index as boundary_index, parent_row.* into parent
-    from (select a2_clear_index_of(s) as clear_index) boundary
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
     left join lateral (
       select * from a2_events
        where session_id = s and idx = i and idx > boundary.clear_index
@@ -465,7 +531,7 @@ begin
   end if;
   if parent.idx is null then
     -- Deleted while this statement waited for its lock, after a clear.
-    if i <= a2_clear_index_of(s) then
+    if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
       return jsonb_build_object('verdict', 'superseded');
     end if;
     perform a2_no_event(s, i);
@@ -481,7 +547,8 @@ begin
         message = format('the retry of the completion of event %s in session ''%s'' does not match its recorded children', i, s);
     end if;
     stored := array(select e from a2_events e where e.event_id = any(ids) order by e.idx);
-    if cardinality(stored) < cardinality(ids) and i <= a2_clear_index_of(s) then
+    if cardinality(stored) < cardinality(ids)
+       and i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
       return jsonb_build_object('verdict', 'superseded');
     end if;
     if cardinality(stored) < cardinality(ids) then
@@ -509,18 +576,25 @@ begin
   -- The parent lock came first; only a statement after the session lock sees every clear that
   -- committed while this one waited.
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce(max(idx), 0), a2_clear_index_of(s) into base, ci
+  select coalesce(max(idx), 0),
+         coalesce((select clear_index from a2_clears where session_id = s), 0)
+    into base, ci
     from a2_events where session_id = s;
   if i <= ci then
     return jsonb_build_object('verdict', 'superseded');
   end if;
-  if cardinality(ids) > 0 then
-    select count(*) into k from a2_live_owners(s, ci, ids);
-    if k > 0 then
-      raise exception using errcode = 'A2003',
-        message = format('%s child event ids of event %s already exist (session ''%s'')', k, i, s);
+  -- As in append: the full ownership check only when some row holds one of the ids.
+  foreach one_id in array ids loop
+    if exists(select 1 from a2_events where event_id = one_id) then
+      select count(*) into k from a2_live_owners(s, ci, ids);
+      if k > 0 then
+        raise exception using errcode = 'A2003',
+          message = format('%s child event ids of event %s already exist (session ''%s'')',
+                           k, i, s);
+      end if;
+      exit;
     end if;
-  end if;
+  end loop;
 
   update a2_events set
     processed_at = now_ms,
@@ -529,7 +603,9 @@ begin
     claim_holder = null,
     claim_expires_at = null
    where session_id = s and idx = i;
-  perform a2_release_pins(s, i);
+  if exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i) then
+    perform a2_release_pins(s, i);
+  end if;
   if parent.lane is not null then
     perform a2_lane_handoff(s, parent.lane, ci);
   end if;
@@ -538,7 +614,7 @@ begin
   end if;
   inserted := a2_insert_batch(s, base, ci, now_ms, children,
                               jsonb_build_object('index', i, 'attempt', attempt));
-  perform a2_notify(s);
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
   return jsonb_build_object('verdict', 'completed', 'events', inserted);
 end $$;
 
@@ -557,7 +633,8 @@ declare
   dead boolean;
 begin
   select boundary.clear_index as boundary_index, current_row.* into cur
-    from (select a2_clear_index_of(s) as clear_index) boundary
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
     left join lateral (
       select * from a2_events
        where session_id = s and idx = i and idx > boundary.clear_index
@@ -569,7 +646,7 @@ begin
   end if;
   if cur.idx is null then
     -- Deleted while this statement waited for its lock, after a clear.
-    if i <= a2_clear_index_of(s) then
+    if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
       return jsonb_build_object('verdict', 'superseded', 'failure_count', 0);
     end if;
     perform a2_no_event(s, i);
@@ -621,7 +698,7 @@ begin
   end if;
   select lane into dead from a2_events
    where session_id = s and idx = i
-     and idx > a2_clear_index_of(s)
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
      and processed_at is null
      and failed_at is not null
    for update;
@@ -632,12 +709,14 @@ begin
     update a2_events set processed_at = (p->>'now')::bigint, lane_ready = false
      where session_id = s and idx = i;
     if dead.lane is not null then
-      perform a2_lane_handoff(s, dead.lane, a2_clear_index_of(s));
+      perform a2_lane_handoff(s, dead.lane,
+        coalesce((select clear_index from a2_clears where session_id = s), 0));
     end if;
   end if;
   return jsonb_build_object('redriven', is_dead, 'has_pending', exists(
     select 1 from a2_events
-     where session_id = s and processed_at is null and idx > a2_clear_index_of(s)));
+     where session_id = s and processed_at is null
+       and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)));
 end $$;
 
 -- put_snapshots. p: {s, reducer, now, writes: [{index, state, pins: [idx...]}]} (one write per
@@ -661,7 +740,8 @@ begin
   -- The two-key lock does not conflict with the session lock.
   perform pg_advisory_xact_lock(hashtext(s), hashtext(reducer));
   select boundary.clear_index, head.up_to_index into ci, head_index
-    from (select a2_clear_index_of(s) as clear_index) boundary
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
     left join lateral (
       select up_to_index from a2_snapshots
        where session_id = s and reducer_name = reducer
@@ -757,7 +837,9 @@ declare
   v_constraint text;
 begin
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce(max(idx), 0), a2_clear_index_of(s) into head, ci
+  select coalesce(max(idx), 0),
+         coalesce((select clear_index from a2_clears where session_id = s), 0)
+    into head, ci
     from a2_events where session_id = s;
   -- Causes come before idempotency (Q15).
   if has_cause then
@@ -805,7 +887,7 @@ begin
   end if;
   insert into a2_clears (session_id, clear_index) values (s, marker)
   on conflict (session_id) do update set clear_index = excluded.clear_index;
-  perform a2_notify(s);
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
   return jsonb_build_object('cleared', true, 'index', marker, 'clear_index', marker);
 end $$;
 
@@ -820,7 +902,7 @@ declare
   skipped bigint;
 begin
   with boundary as materialized (
-    select a2_clear_index_of(s) as clear_index
+    select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
   ), batch as materialized (
     select idx from a2_events
      where session_id = s and idx < (select clear_index from boundary)
