@@ -3,7 +3,7 @@
 #   STEP=install           cmake --install A2_BINARY_DIR into PREFIX (emptied first); checks the files
 #   STEP=find_package      configure, build and run test/cmake/find_package against PREFIX
 #   STEP=add_subdirectory  configure, build and run test/cmake/add_subdirectory with A2_SOURCE_DIR
-#   STEP=pkg_config        compile and run find_package/main.cpp with `pkg-config --cflags --libs a2`
+#   STEP=pkg_config        compile and run consumer_main.cpp with `pkg-config --cflags --libs a2`
 # The consumer is built from scratch in WORK_DIR with the parent build's generator, compiler,
 # build type and flags (GENERATOR, MAKE_PROGRAM, CXX_COMPILER, BUILD_TYPE, CXX_FLAGS,
 # EXE_LINKER_FLAGS), linking the components REDIS / POSTGRES (ON/OFF).
@@ -106,7 +106,7 @@ elseif(STEP STREQUAL "pkg_config")
   endif()
   separate_arguments(_cxx_flags UNIX_COMMAND "${CXX_FLAGS} ${EXE_LINKER_FLAGS}")
   a2_run(WHAT "compile" COMMAND "${CXX_COMPILER}" -std=c++20 -Wall -Wextra -Wpedantic -Werror
-                                ${_cxx_flags} "${CONSUMER_SOURCE_DIR}/main.cpp" ${_flags}
+                                ${_cxx_flags} "${CONSUMER_SOURCE_DIR}/../consumer_main.cpp" ${_flags}
                                 -o "${WORK_DIR}/consumer")
   a2_run(WHAT "run" COMMAND "${WORK_DIR}/consumer")
 else()

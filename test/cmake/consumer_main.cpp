@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Consumer check for an installed a2 (find_package): one job's round trip on the in-memory store
+// The consumer check shared by test/cmake/find_package and test/cmake/add_subdirectory: one job's round trip on the in-memory store
 // and, when linked, the Redis and Postgres entry points. Exits non-zero on any mismatch.
 
 #include <chrono>
