@@ -31,8 +31,8 @@ const a2::detail::EmbeddedText* const kStatements[] = {
     &a2::detail::sql::kPutSnapshots, &a2::detail::sql::kClear,
     &a2::detail::sql::kReclaim,      &a2::detail::sql::kPatchPresence,
     &a2::detail::sql::kRead,         &a2::detail::sql::kReadHistory,
-    &a2::detail::sql::kReadTail,     &a2::detail::sql::kReadEvents,
-    &a2::detail::sql::kReadFeedPage, &a2::detail::sql::kDeadLetters,
+    &a2::detail::sql::kReadTail,     &a2::detail::sql::kReadEventsPage,
+    &a2::detail::sql::kDeadLetters,
     &a2::detail::sql::kReadStates,   &a2::detail::sql::kReadPresence,
 };
 

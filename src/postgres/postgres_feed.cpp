@@ -142,7 +142,7 @@ PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
 std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
   return pool_->run("feed", [&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared("a2_read_feed_page", session_id_, cursor);
+    auto rows = tx.exec_prepared("a2_read_events_page", session_id_, cursor, 1000);
     std::vector<Event> out;
     out.reserve(rows.size());
     for (const auto& row : rows) out.push_back(event_from_row(row));

@@ -169,7 +169,7 @@ class PostgresStore final : public Store {
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after_index) override {
     return pool_->run("read_events", [&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      return event_rows(tx.exec_prepared("a2_read_events", s, after_index));
+      return event_rows(tx.exec_prepared("a2_read_events_page", s, after_index, 256));
     });
   }
 
@@ -177,7 +177,7 @@ class PostgresStore final : public Store {
                                                  std::int64_t after_index) override {
     return pool_->run("read_feed_page", [&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_feed_page", s, after_index);
+      auto rows = tx.exec_prepared("a2_read_events_page", s, after_index, 1000);
       std::vector<SerializedEvent> out;
       out.reserve(rows.size());
       for (const auto& row : rows) {
