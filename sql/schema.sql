@@ -269,6 +269,32 @@ begin
      );
 end $$;
 
+-- append, the common case: one unsettled event without cause, lane or origin, with typed
+-- arguments (no request document to parse). Its only possible verdicts are ok and, when a row
+-- already holds the id, replay or foreign, so one statement after the session lock does it: the
+-- head, the insert, and the id check as `on conflict (event_id) do nothing` (a row holding the
+-- id, committed or being inserted by another transaction, which is awaited, makes it insert
+-- nothing). Returns the new event's index, or null when the id is taken: the caller then runs
+-- a2_append, which decides between replay and foreign. The new event is pending work, so the
+-- caller knows has_pending and every column of the row without reading it back.
+create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
+                                         new_payload jsonb) returns bigint
+language plpgsql as $$
+declare
+  inserted bigint;
+begin
+  perform pg_advisory_xact_lock(hashtext(s));
+  insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
+  select s, coalesce(max(head.idx), 0) + 1, new_id, new_type, new_payload, now_ms
+    from a2_events head where head.session_id = s
+  on conflict (event_id) do nothing
+  returning idx into inserted;
+  if inserted is not null then
+    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  end if;
+  return inserted;
+end $$;
+
 -- append. p: {s, now, origin|null, events: [{id, type, payload, cause|null, lane|null, settled}]}
 -- Returns {events: [...], has_pending}.
 create or replace function a2_append(p jsonb) returns jsonb

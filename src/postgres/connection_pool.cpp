@@ -25,7 +25,8 @@ std::string context(std::string_view op) { return "a2 postgres " + std::string(o
 
 // Every statement of sql/<stem>.sql, prepared on each connection as a2_<stem>.
 const a2::detail::EmbeddedText* const kStatements[] = {
-    &a2::detail::sql::kAppend,       &a2::detail::sql::kClaimAvailable,
+    &a2::detail::sql::kAppend,       &a2::detail::sql::kAppendOne,
+    &a2::detail::sql::kClaimAvailable,
     &a2::detail::sql::kRenewClaims,  &a2::detail::sql::kCompleteAttempt,
     &a2::detail::sql::kFailAttempt,  &a2::detail::sql::kRedrive,
     &a2::detail::sql::kPutSnapshots, &a2::detail::sql::kClear,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Postgres-only tests: the parts of the contract only Postgres has (119 [P], 125 [P]), the one
-// round trip per operation, opening, and server faults (immediate shutdown mid-load).
+// round trip per operation (two for a replayed one-event append), opening, and server faults (immediate shutdown mid-load).
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <set>
 #include <sstream>
@@ -203,6 +204,50 @@ TEST_CASE("append reuses a cleared id of its session and reclaim still counts th
   }
 }
 
+// The one-event fast path of a2_append checks the id with `on conflict (event_id) do nothing`,
+// which waits for a transaction that is inserting the same id and then sees its outcome.
+TEST_CASE("an append of an id another transaction is inserting waits for its outcome",
+          "[append][postgres]") {
+  auto f = fresh();
+  (void)f->append("s2", {ev_id("warm")});
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::work tx(conn);
+  tx.exec("set local search_path to \"" + f.schema + "\"");
+  tx.exec(
+      "select a2_append('{\"s\": \"s1\", \"now\": 1000000, \"origin\": null, \"events\": "
+      "[{\"id\": \"x\", \"type\": \"t\", \"payload\": null, \"cause\": null, "
+      "\"lane\": null, \"settled\": false}]}'::jsonb)");
+  std::atomic<bool> finished{false};
+  std::optional<a2::AppendResult> result;
+  std::optional<std::string> error;
+  std::thread other([&] {
+    try {
+      result = f->append("s2", {ev_id("x")});
+    } catch (const a2::Error& e) {
+      error = std::string(to_string(e.code()));
+    }
+    finished = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE_FALSE(finished.load());  // Waiting on the uncommitted row holding "x".
+  SECTION("the other transaction commits: the id is foreign to s2") {
+    tx.commit();
+    other.join();
+    REQUIRE_FALSE(result.has_value());
+    REQUIRE(error == std::string(to_string(ErrorCode::partial_duplicate_batch)));
+    REQUIRE(f->read("s1").size() == 1);
+    REQUIRE(f->read("s2").size() == 1);
+  }
+  SECTION("the other transaction aborts: the append goes through") {
+    tx.abort();
+    other.join();
+    REQUIRE_FALSE(error.has_value());
+    REQUIRE(result->events.at(0).index == 2);
+    REQUIRE(f->read("s1").empty());
+    REQUIRE(f->read("s2").size() == 2);
+  }
+}
+
 TEST_CASE("a store survives its connections being terminated", "[connections][postgres]") {
   auto& server = PostgresServer::shared();
   const std::string app = "a2_terminated";
@@ -275,7 +320,8 @@ std::size_t statements_logged(const std::string& log, std::size_t from, const st
   return count;
 }
 
-TEST_CASE("every operation is one statement, so one round trip", "[round_trips][postgres]") {
+TEST_CASE("every operation is one statement, so one round trip (a replayed one-event append two)",
+          "[round_trips][postgres]") {
   PostgresServer server({"log_statement=all", "log_line_prefix=%a|"});
   const std::string app = "a2_round_trips";
   auto f = open_fixture(server.connection() + " application_name=" + app, 1);
@@ -295,6 +341,7 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
        [&] {
          (void)store.append("s", {ev_id(fresh_id()), ev_id(fresh_id())});
        }},
+      {"append (one event)", [&] { (void)store.append("s", {ev_id(fresh_id())}); }},
       {"append (empty)", [&] { (void)store.append("s", {}); }},
       {"claim_available", [&] { (void)claim(); }},
       {"renew_claims",
@@ -355,6 +402,14 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
     op();
     REQUIRE(statements_logged(server.log(), offset, app) == 1);
   }
+  // The one exception: the replay of a one-event append takes two (a2_append_one finds the id
+  // taken, then a2_append tells the replay from a foreign id).
+  const std::string id = fresh_id();
+  (void)store.append("s", {ev_id(id)});
+  auto offset = server.log().size();
+  auto replay = store.append("s", {ev_id(id)});
+  REQUIRE(statements_logged(server.log(), offset, app) == 2);
+  REQUIRE(replay.events.size() == 1);
 }
 
 TEST_CASE("a live feed wakes on NOTIFY well before its safety poll", "[feed][postgres]") {
