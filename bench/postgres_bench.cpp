@@ -159,7 +159,7 @@ struct Ceiling {
 Ceiling pgbench(const std::string& exe, const std::string& script, const std::string& connection,
                 const std::string& options) {
   Ceiling c;
-  c.command = "pgbench -n -f insert.sql " + options;
+  c.command = "pgbench -n -f " + std::filesystem::path(script).filename().string() + " " + options;
   std::string out = a2::bench::capture(exe + " -n -f " + a2::bench::shell_quote(script) + " " +
                                        options + " " + a2::bench::shell_quote(connection) +
                                        " 2>&1");
@@ -351,25 +351,67 @@ int run(const a2::bench::Args& args) {
   }
 
   // ---- The ceiling: pgbench, one single-row INSERT per transaction. ----
-  note("pgbench ceiling");
+  // And two floors: pgbench calling a function that does only what an append of one event must
+  // do under the seed's protocol (CONTRACT.md 6): the per-session advisory lock, the head read
+  // and the insert of the row into a2_events (one statement), and the NOTIFY; once with the
+  // NOTIFY and once without it, to show what the wake-up costs.
+  note("pgbench ceiling and floors");
   std::string exe = find_pgbench();
   std::string dir = a2::test::make_temp_dir("a2-pgbench");
   std::string script = dir + "/insert.sql";
+  std::string floor_script = dir + "/floor.sql";
+  std::string silent_script = dir + "/floor_without_notify.sql";
   {
     std::ofstream out(script);
     out << "insert into a2bench_ceiling (v) values (1);\n";
+    std::ofstream floor_out(floor_script);
+    floor_out << "select a2bench_floor(:client_id, true);\n";
+    std::ofstream silent_out(silent_script);
+    silent_out << "select a2bench_floor(:client_id, false);\n";
   }
-  {
+  const std::string events_table = "\"" + schema + "\".a2_events";
+  const std::string floor_function =
+      "create or replace function a2bench_floor(client integer, wake boolean) returns bigint\n"
+      "language plpgsql as $$\n"
+      "declare\n"
+      "  s text := 'a2bench-floor-' || client;\n"
+      "  i bigint;\n"
+      "begin\n"
+      "  perform pg_advisory_xact_lock(hashtext(s));\n"
+      "  insert into " + events_table +
+      " (session_id, idx, event_id, event_type, payload, created_at)\n"
+      "  select s, coalesce(max(head.idx), 0) + 1, s || '-' || coalesce(max(head.idx), 0) + 1,\n"
+      "         'bench.event', '{\"n\": 1, \"text\": \"benchmark event\"}', 1700000000000\n"
+      "    from " + events_table + " head where head.session_id = s\n"
+      "  returning idx into i;\n"
+      "  if wake then perform pg_notify('a2bench_floor', s); end if;\n"
+      "  return i;\n"
+      "end $$";
+  auto drop_floor = [&] {
     pqxx::nontransaction tx(admin);
     tx.exec("drop table if exists a2bench_ceiling");
+    tx.exec("drop function if exists a2bench_floor(integer, boolean)");
+    tx.exec("delete from " + events_table + " where session_id like 'a2bench-floor-%'");
+  };
+  drop_floor();
+  {
+    pqxx::nontransaction tx(admin);
     tx.exec("create table a2bench_ceiling (id bigserial primary key, v integer not null)");
+    tx.exec(floor_function);
   }
   // Each pgbench run is bracketed by two blocks of our own append 1 (1 thread, or 16 threads
-  // on 16 sessions), so a change of load on the machine affects both sides alike.
+  // on 16 sessions), so a change of load on the machine affects all alike.
   struct Pair {
     Ceiling ceiling;
     double server_ms = 0;  // Server time per INSERT (pg_stat_statements).
+    Ceiling floor;
+    double floor_server_ms = 0;
+    Ceiling silent;
+    double silent_server_ms = 0;
     a2::bench::Block ours;
+  };
+  auto per_statement = [](const a2::bench::Counters& d) {
+    return get(d, "statements") > 0 ? get(d, "exec_ms") / get(d, "statements") : 0.0;
   };
   auto paired = [&](int threads, const std::string& options) {
     Pair pair;
@@ -383,16 +425,19 @@ int run(const a2::bench::Args& args) {
     pair.ours = ours();
     a2::bench::Counters d =
         meter.around([&] { pair.ceiling = pgbench(exe, script, connection, options); });
-    pair.server_ms = get(d, "statements") > 0 ? get(d, "exec_ms") / get(d, "statements") : 0;
+    pair.server_ms = per_statement(d);
+    a2::bench::Counters f =
+        meter.around([&] { pair.floor = pgbench(exe, floor_script, connection, options); });
+    pair.floor_server_ms = per_statement(f);
+    a2::bench::Counters q =
+        meter.around([&] { pair.silent = pgbench(exe, silent_script, connection, options); });
+    pair.silent_server_ms = per_statement(q);
     pair.ours.merge(ours());
     return pair;
   };
   Pair p1 = paired(1, "-c 1 -t 20000");
   Pair p16 = paired(16, "-c 16 -j 2 -t 2500");
-  {
-    pqxx::nontransaction tx(admin);
-    tx.exec("drop table if exists a2bench_ceiling");
-  }
+  drop_floor();
   a2::test::remove_tree(dir);
   const Ceiling& c1 = p1.ceiling;
   const Ceiling& c16 = p16.ceiling;
@@ -400,6 +445,8 @@ int run(const a2::bench::Args& args) {
   double ours16 = p16.ours.m.ops_per_s();
   Table ceiling({"client", "TPS", "latency avg µs", "server µs/op", "a2 append 1 event ops/s",
                  "a2 latency avg µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
+  Table floors({"client", "floor TPS", "floor server µs/op", "floor / ceiling",
+                "floor without NOTIFY TPS", "its server µs/op", "it / ceiling", "a2 / floor"});
   for (auto* pair : {&p1, &p16}) {
     int threads = pair == &p1 ? 1 : 16;
     double avg_us = pair->ours.m.ops > 0 ? pair->ours.m.seconds * 1e6 * threads /
@@ -412,17 +459,34 @@ int run(const a2::bench::Args& args) {
                  fmt(pair->server_ms * 1000, 1), fmt(pair->ours.m.ops_per_s(), 0),
                  fmt(avg_us, 0), fmt(pair->ours.per_op("exec_ms") * 1000, 1),
                  percent(pair->ours.m.ops_per_s(), pair->ceiling.tps)});
+    floors.add({"`" + pair->floor.command + "` (and `-f floor_without_notify.sql`)",
+                fmt(pair->floor.tps, 0), fmt(pair->floor_server_ms * 1000, 1),
+                percent(pair->floor.tps, pair->ceiling.tps), fmt(pair->silent.tps, 0),
+                fmt(pair->silent_server_ms * 1000, 1),
+                percent(pair->silent.tps, pair->ceiling.tps),
+                percent(pair->ours.m.ops_per_s(), pair->floor.tps)});
   }
   std::cout << "### Ceiling: pgbench, one single-row INSERT per transaction\n\n"
             << "`insert.sql` = `insert into a2bench_ceiling (v) values (1);` (table `id bigserial "
                "primary key, v integer not null`), same server and connection string (TPS "
-               "without initial connection time). Each pgbench run is bracketed by two "
+               "without initial connection time). Each pgbench run (ceiling and floors) is "
+               "bracketed by two "
             << args.ms(2500).count()
             << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
-               "so both see the same machine load. a2's average latency = wall time x threads "
+               "so all see the same machine load. a2's average latency = wall time x threads "
                "/ operations; server µs/op = `total_exec_time / calls` of pg_stat_statements "
                "(the INSERT, or a2's top-level statement).\n\n";
   ceiling.print();
+  std::cout << "### Protocol floor: pgbench calling the least an append must do\n\n"
+               "`floor.sql` = `select a2bench_floor(:client_id, true);` (each pgbench client "
+               "appends to its own session, as a2's threads do), `floor_without_notify.sql` the "
+               "same with `false`. The function does only what an append of one fresh event "
+               "must do under the seed's protocol (CONTRACT.md 6) and a2's wake-up: the "
+               "per-session advisory lock, the head read and the insert into a2_events in one "
+               "statement after it, and the NOTIFY. No request parsing, no id or cause checks, "
+               "no result row; no implementation of the protocol can be cheaper:\n\n```sql\n"
+            << floor_function << ";\n```\n\n";
+  floors.print();
 
   // ---- Targets. ----
   double rt_append1 = blocks["append1@1"].per_op("round_trips");
@@ -447,6 +511,13 @@ int run(const a2::bench::Args& args) {
                ours1 >= 0.7 * c1.tps ? "yes" : "no"});
   targets.add({"16 threads on 16 sessions >= 70% of pgbench -c 16 TPS", percent(ours16, c16.tps),
                ours16 >= 0.7 * c16.tps ? "yes" : "no"});
+  targets.add({"(no target) protocol floor vs the ceiling, -c 1 / -c 16: the most the "
+               "protocol allows",
+               percent(p1.floor.tps, c1.tps) + " / " + percent(p16.floor.tps, c16.tps), "-"});
+  targets.add({"(no target) the same without NOTIFY, -c 1 / -c 16",
+               percent(p1.silent.tps, c1.tps) + " / " + percent(p16.silent.tps, c16.tps), "-"});
+  targets.add({"(no target) a2 append 1 vs the protocol floor, 1 / 16 threads",
+               percent(ours1, p1.floor.tps) + " / " + percent(ours16, p16.floor.tps), "-"});
   a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "");
   std::cout << "### Postgres targets\n\n";
   targets.print();

@@ -114,6 +114,27 @@ class Admin {
     if (error) throw std::runtime_error("redis error: " + out);
     return out;
   }
+  // Every key matching `pattern`, by SCAN (never KEYS, which blocks a shared server).
+  std::vector<std::string> scan(const std::string& pattern) {
+    std::vector<std::string> keys;
+    std::string cursor = "0";
+    do {
+      send({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+      void* raw = nullptr;
+      if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr)
+        throw std::runtime_error(std::string("redis: connection error: ") + ctx_->errstr);
+      auto* r = static_cast<redisReply*>(raw);
+      if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        freeReplyObject(r);
+        throw std::runtime_error("redis: unexpected SCAN reply");
+      }
+      cursor.assign(r->element[0]->str, r->element[0]->len);
+      for (std::size_t i = 0; i < r->element[1]->elements; ++i)
+        keys.emplace_back(r->element[1]->element[i]->str, r->element[1]->element[i]->len);
+      freeReplyObject(r);
+    } while (cursor != "0");
+    return keys;
+  }
   void set_timeout(std::chrono::milliseconds t) {
     timeval tv{static_cast<time_t>(t.count() / 1000),
                static_cast<suseconds_t>((t.count() % 1000) * 1000)};
@@ -168,20 +189,21 @@ a2::bench::Counters snapshot(Admin& admin) {
   return c;
 }
 
-// redis-benchmark's requests per second for one EVALSHA of the ceiling script.
+// redis-benchmark's requests per second for one EVALSHA of a script (the ceiling or the floor).
 struct Ceiling {
   std::string command;
   double rps = 0;
   double p50_ms = 0;
 };
 
-Ceiling redis_benchmark(const Endpoint& e, const std::string& sha, int clients, int requests) {
+Ceiling redis_benchmark(const Endpoint& e, const std::string& evalsha_args, int clients,
+                        int requests, const std::string& options = "") {
   std::string exe = a2::test::find_program("redis-benchmark", {"/usr/bin", "/usr/local/bin"});
   if (exe.empty()) throw std::runtime_error("redis-benchmark not found on PATH (redis-tools)");
   std::string args = "-h " + e.host + " -p " + std::to_string(e.port) +
                      (e.password.empty() ? "" : " -a " + a2::bench::shell_quote(e.password)) +
                      " -n " + std::to_string(requests) + " -c " + std::to_string(clients) +
-                     " -q EVALSHA " + sha + " 2 bench-ceiling:log bench-ceiling:meta";
+                     options + " -q EVALSHA " + evalsha_args;
   Ceiling c;
   c.command = "redis-benchmark " + args;
   std::string out = a2::bench::capture(exe + " " + args + " 2>&1");
@@ -318,17 +340,46 @@ int run(const a2::bench::Args& args) {
   auto& blocks = suite.blocks;
 
   // ---- The ceiling: redis-benchmark running EVALSHA of a minimal XADD + HSET script. ----
-  note("redis-benchmark ceiling");
+  // And the layout floor: redis-benchmark running EVALSHA of a script that issues exactly the
+  // commands a2's append of one event must issue on the seed's data layout (CONTRACT.md 5), with
+  // constant arguments and no logic: what any implementation of that layout can reach at most.
+  note("redis-benchmark ceiling and layout floor");
   std::string sha = admin.command(
       {"SCRIPT", "LOAD",
        "redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', KEYS[2], 'f', 'v') "
        "return 1"});
-  // Each ceiling run is bracketed by two blocks of our own append 1 (same thread count), so a
-  // change of load on the machine during the run affects both sides alike.
+  const std::string ceiling_args = sha + " 2 bench-ceiling:log bench-ceiling:meta";
+  const std::string floor_script =
+      "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
+      "local id = redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'type', 'bench.event', "
+      "'payload', '{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', "
+      "'cause', '', 'lane', '')\n"
+      "redis.call('MSET', KEYS[4], '[\"bench-floor\",1]', KEYS[1], '1')\n"
+      "redis.call('ZADD', KEYS[6], 1, id)\n"
+      "redis.call('ZADD', KEYS[7], 1, id)\n"
+      "redis.pcall('PUBLISH', 'bench-floor:notify', '{\"f\":1,\"t\":1700000000000,\"e\":"
+      "[[1,\"' .. ARGV[1] .. '\",\"bench.event\",{\"n\":1,\"text\":\"benchmark "
+      "event\"}]]}')\n"
+      "return { 'ok', '1', '1' }";
+  std::string floor_sha = admin.command({"SCRIPT", "LOAD", floor_script});
+  const std::string floor_args = floor_sha +
+                                 " 7 bench-floor:count bench-floor:meta-split bench-floor:clear "
+                                 "bench-floor:ids:__rand_int__ bench-floor:log "
+                                 "bench-floor:pending bench-floor:ready __rand_int__";
+  const std::string floor_options = " -r 1000000000000";
+  // Each ceiling and floor run is bracketed by two blocks of our own append 1 (same thread
+  // count), so a change of load on the machine during the run affects all three alike.
   struct Pair {
     Ceiling ceiling;
     double server_us = 0;  // Server time per EVALSHA of the ceiling script.
+    Ceiling floor;
+    double floor_server_us = 0;
     a2::bench::Block ours;
+  };
+  auto evalsha_us = [](const a2::bench::Counters& d) {
+    return a2::bench::get(d, "evalsha") > 0
+               ? a2::bench::get(d, "evalsha_usec") / a2::bench::get(d, "evalsha")
+               : 0.0;
   };
   auto paired = [&](int threads) {
     Pair p;
@@ -340,16 +391,29 @@ int run(const a2::bench::Args& args) {
       });
     };
     p.ours = ours();
-    a2::bench::Counters d = meter.around([&] { p.ceiling = redis_benchmark(endpoint, sha, threads, 100000); });
-    p.server_us = a2::bench::get(d, "evalsha") > 0
-                      ? a2::bench::get(d, "evalsha_usec") / a2::bench::get(d, "evalsha")
-                      : 0;
+    a2::bench::Counters d = meter.around(
+        [&] { p.ceiling = redis_benchmark(endpoint, ceiling_args, threads, 100000); });
+    p.server_us = evalsha_us(d);
+    a2::bench::Counters f = meter.around([&] {
+      p.floor = redis_benchmark(endpoint, floor_args, threads, 100000, floor_options);
+    });
+    p.floor_server_us = evalsha_us(f);
     p.ours.merge(ours());
     return p;
   };
   Pair p1 = paired(1);
   Pair p16 = paired(16);
-  admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta"});
+  admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta", "bench-floor:count",
+                 "bench-floor:log", "bench-floor:pending", "bench-floor:ready"});
+  {  // The floor's id keys, deleted 1000 at a time.
+    std::vector<std::string> keys = admin.scan("bench-floor:ids:*");
+    for (std::size_t at = 0; at < keys.size(); at += 1000) {
+      std::vector<std::string> del{"DEL"};
+      del.insert(del.end(), keys.begin() + static_cast<std::ptrdiff_t>(at),
+                 keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1000, keys.size())));
+      admin.command(del);
+    }
+  }
   const Ceiling& c1 = p1.ceiling;
   const Ceiling& c16 = p16.ceiling;
   double ours1 = p1.ours.m.ops_per_s();
@@ -357,21 +421,44 @@ int run(const a2::bench::Args& args) {
   Table ceiling({"client", "ops/s", "p50 µs", "server µs/op", "a2 append 1 event ops/s",
                  "a2 p50 µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
   for (auto* p : {&p1, &p16}) {
-    ceiling.add({"`" + p->ceiling.command + "`" +
+    ceiling.add({"`redis-benchmark ... -c " + std::to_string(p == &p16 ? 16 : 1) +
+                     " ... EVALSHA <ceiling>`" +
                      (p == &p16 ? " vs a2 with 16 threads on 16 sessions" : " vs a2 with 1 thread"),
                  fmt(p->ceiling.rps, 0), fmt(p->ceiling.p50_ms * 1000, 0), fmt(p->server_us, 1),
                  fmt(p->ours.m.ops_per_s(), 0), fmt(p->ours.m.latency.p50_us(), 0),
                  fmt(p->ours.per_op("evalsha_usec"), 1),
                  percent(p->ours.m.ops_per_s(), p->ceiling.rps)});
   }
+  Table floors({"client", "floor ops/s", "floor p50 µs", "floor server µs/op",
+                "floor / ceiling (ops/s)", "a2 / floor (ops/s)"});
+  for (auto* p : {&p1, &p16}) {
+    floors.add({"`redis-benchmark ... -c " + std::to_string(p == &p16 ? 16 : 1) +
+                    " -r 1000000000000 ... EVALSHA <floor>`",
+                fmt(p->floor.rps, 0), fmt(p->floor.p50_ms * 1000, 0), fmt(p->floor_server_us, 1),
+                percent(p->floor.rps, p->ceiling.rps),
+                percent(p->ours.m.ops_per_s(), p->floor.rps)});
+  }
   std::cout << "### Ceiling: redis-benchmark, EVALSHA of one XADD + one HSET\n\n"
             << "Script: `redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', "
-               "KEYS[2], 'f', 'v') return 1` (SCRIPT LOADed first), same server. Each "
-               "redis-benchmark run is bracketed by two " << args.ms(2500).count()
+               "KEYS[2], 'f', 'v') return 1` (SCRIPT LOADed first), same server. Full command: `"
+            << c1.command << "` (and `-c 16`). Each redis-benchmark run (ceiling and floor) is "
+               "bracketed by two " << args.ms(2500).count()
             << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
-               "so both see the same machine load. Server µs/op = `usec` of EVALSHA in `INFO "
+               "so all see the same machine load. Server µs/op = `usec` of EVALSHA in `INFO "
                "commandstats` per call.\n\n";
   ceiling.print();
+  std::cout << "### Layout floor: redis-benchmark, EVALSHA of the commands an append must run\n\n"
+               "The commands a2's append of one fresh event issues on the seed's layout "
+               "(CONTRACT.md 5), with constant arguments and no logic, so no implementation "
+               "that keeps that layout and its wake-up can be faster: MGET of the counter, "
+               "split, clear boundary and id key; XADD of the six stream fields; MSET of the "
+               "owner record and the counter; ZADD pending; ZADD ready; PUBLISH of a wake-up "
+               "carrying the event. It is lighter than a2 in one respect: XADD takes `*` "
+               "instead of an explicit `<index>-0`. The id key is random per call "
+               "(`-r 1000000000000`), as a fresh event id is. Script:\n\n```lua\n"
+            << floor_script << "\n```\n\nFull command: `" << p1.floor.command
+            << "` (and `-c 16`).\n\n";
+  floors.print();
 
   // ---- Zero script text after warm-up. ----
   note("script-text check (MONITOR)");
@@ -502,6 +589,10 @@ int run(const a2::bench::Args& args) {
                zero_text ? "yes" : "no"});
   targets.add({"sequential append 1 >= 80% of redis-benchmark EVALSHA (-c 1)",
                percent(ours1, c1.rps), ours1 >= 0.8 * c1.rps ? "yes" : "no"});
+  targets.add({"(no target) layout floor vs the ceiling, -c 1: the most the seed's layout allows",
+               percent(p1.floor.rps, c1.rps), "-"});
+  targets.add({"(no target) sequential append 1 vs the layout floor (-c 1)",
+               percent(ours1, p1.floor.rps), "-"});
   targets.add({"(no target) 16 threads vs redis-benchmark -c 16", percent(ours16, c16.rps),
                "-"});
   a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
