@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The Postgres backend: every write is one call of a server-side function of sql/schema.sql
-// (one round trip in autocommit), every read one statement of sql/<stem>.sql.
+// (one round trip in autocommit; a replayed one-event append two), every read one statement of
+// sql/<stem>.sql.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
