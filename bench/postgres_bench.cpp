@@ -426,11 +426,13 @@ int run(const a2::bench::Args& args) {
     a2::bench::Counters d =
         meter.around([&] { pair.ceiling = pgbench(exe, script, connection, options); });
     pair.server_ms = per_statement(d);
-    a2::bench::Counters f =
-        meter.around([&] { pair.floor = pgbench(exe, floor_script, connection, options); });
+    a2::bench::Counters f = meter.around([&] {
+      pair.floor = pgbench(exe, floor_script, connection, "-M prepared " + options);
+    });
     pair.floor_server_ms = per_statement(f);
-    a2::bench::Counters q =
-        meter.around([&] { pair.silent = pgbench(exe, silent_script, connection, options); });
+    a2::bench::Counters q = meter.around([&] {
+      pair.silent = pgbench(exe, silent_script, connection, "-M prepared " + options);
+    });
     pair.silent_server_ms = per_statement(q);
     pair.ours.merge(ours());
     return pair;
@@ -484,7 +486,8 @@ int run(const a2::bench::Args& args) {
                "must do under the seed's protocol (CONTRACT.md 6) and a2's wake-up: the "
                "per-session advisory lock, the head read and the insert into a2_events in one "
                "statement after it, and the NOTIFY. No request parsing, no id or cause checks, "
-               "no result row; no implementation of the protocol can be cheaper:\n\n```sql\n"
+               "no result row, and a prepared statement (`-M prepared`, as a2 prepares its "
+               "own): no implementation of the protocol can be cheaper:\n\n```sql\n"
             << floor_function << ";\n```\n\n";
   floors.print();
 

@@ -536,14 +536,16 @@ int run(const a2::bench::Args& args) {
             << "Commands per write (`INFO commandstats` deltas around one operation):\n\n";
   per_write.print();
 
-  // ---- Where the server time of claim + complete goes, at 1k and at 100k events of history.
-  note("per-command server time, claim + complete at 1k and 100k history");
-  Table by_command({"session", "cycles", "server µs per cycle in EVALSHA",
-                    "per command inside the scripts: calls/cycle, µs/cycle (top 6)"});
-  for (const std::string session : {"hist1k-cycle", "hist100k-cycle"}) {
-    const int kCycles = 500;
+  // ---- Where the server time goes, by command: claim + complete at 1k and at 100k events of
+  // history, and append 1 on one session against append 1 round-robin over 10k sessions.
+  note("per-command server time at 1k / 100k history and with 10k sessions");
+  Table by_command({"operation", "state", "ops", "server µs per op in EVALSHA",
+                    "per command inside the scripts: calls/op x µs per call (top 6)"});
+  auto breakdown = [&](const std::string& operation, const std::string& state,
+                       const std::function<void(int)>& one) {
+    const int kOps = 500;
     auto d = meter.around([&] {
-      for (int i = 0; i < kCycles; ++i) a2::bench::cycle(*store, session, "probe", i);
+      for (int i = 0; i < kOps; ++i) one(i);
     });
     std::vector<std::pair<double, std::string>> costs;
     for (const auto& [key, value] : d)
@@ -552,17 +554,30 @@ int run(const a2::bench::Args& args) {
     std::sort(costs.rbegin(), costs.rend());
     std::string list;
     for (std::size_t k = 0; k < costs.size() && k < 6; ++k) {
+      double calls = get(d, "cmd:" + costs[k].second);
       if (!list.empty()) list += ", ";
-      list += costs[k].second + " " + fmt(get(d, "cmd:" + costs[k].second) / kCycles, 1) +
-              " x " + fmt(costs[k].first / kCycles, 1) + " µs";
+      list += costs[k].second + " " + fmt(calls / kOps, 1) + " x " +
+              fmt(calls > 0 ? costs[k].first / calls : 0, 2) + " µs";
     }
-    by_command.add({session, std::to_string(kCycles), fmt(get(d, "usec:evalsha") / kCycles, 1),
-                    list});
-  }
-  std::cout << "### Server time by command, claim + complete at 1k and 100k events of history\n\n"
-            << "`INFO commandstats` `usec` deltas around 500 sequential cycles on each history "
-               "session (after the blocks above). A command's time is part of its script's "
-               "EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
+    by_command.add({operation, state, std::to_string(kOps),
+                    fmt(get(d, "usec:evalsha") / kOps, 1), list});
+  };
+  for (const std::string session : {"hist1k-cycle", "hist100k-cycle"})
+    breakdown("claim + complete (1 child)",
+              session == "hist1k-cycle" ? "1k events of history" : "100k events of history",
+              [&](int i) { a2::bench::cycle(*store, session, "probe", i); });
+  breakdown("append 1 event", "1k events of history", [&](int i) {
+    (void)store->append("hist1k-append", a2::bench::events(1, i, false));
+  });
+  breakdown("append 1 event", "10k sessions (round-robin)", [&](int i) {
+    // Spread over the 5,000 append sessions of the 10k-session state.
+    (void)store->append("many-" + std::to_string((i * 9) % 5000),
+                        a2::bench::events(1, i, false));
+  });
+  std::cout << "### Server time by command\n\n"
+            << "`INFO commandstats` `usec` and `calls` deltas around 500 sequential operations "
+               "of each kind (after the blocks above). A command's time is part of its "
+               "script's EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
   by_command.print();
 
   // ---- Targets. ----
