@@ -541,12 +541,45 @@ int run(const a2::bench::Args& args) {
   note("per-command server time at 1k / 100k history and with 10k sessions");
   Table by_command({"operation", "state", "ops", "server µs per op in EVALSHA",
                     "per command inside the scripts: calls/op x µs per call (top 6)"});
-  auto breakdown = [&](const std::string& operation, const std::string& state,
-                       const std::function<void(int)>& one) {
-    const int kOps = 500;
-    auto d = meter.around([&] {
-      for (int i = 0; i < kOps; ++i) one(i);
-    });
+  // Five interleaved rounds of 100 operations per row, summed, so a change of machine load
+  // during the measurement affects every row alike.
+  struct CommandProbe {
+    std::string operation;
+    std::string state;
+    std::function<void(int)> one;
+    a2::bench::Counters sum;
+  };
+  std::vector<CommandProbe> probes;
+  for (const std::string session : {"hist1k-cycle", "hist100k-cycle"})
+    probes.push_back({"claim + complete (1 child)",
+                      session == "hist1k-cycle" ? "1k events of history" : "100k events of history",
+                      [&store, session](int i) { a2::bench::cycle(*store, session, "probe", i); },
+                      {}});
+  probes.push_back({"append 1 event", "1k events of history",
+                    [&store](int i) {
+                      (void)store->append("hist1k-append", a2::bench::events(1, i, false));
+                    },
+                    {}});
+  probes.push_back({"append 1 event", "10k sessions (round-robin)",
+                    [&store](int i) {
+                      // Spread over the 5,000 append sessions of the 10k-session state.
+                      (void)store->append("many-" + std::to_string((i * 9) % 5000),
+                                          a2::bench::events(1, i, false));
+                    },
+                    {}});
+  const int kRounds = 5;
+  const int kPerRound = 100;
+  const int kOps = kRounds * kPerRound;
+  for (int round = 0; round < kRounds; ++round) {
+    for (auto& p : probes) {
+      auto d = meter.around([&] {
+        for (int i = 0; i < kPerRound; ++i) p.one(round * kPerRound + i);
+      });
+      for (const auto& [key, value] : d) p.sum[key] += value;
+    }
+  }
+  for (const auto& p : probes) {
+    const auto& d = p.sum;
     std::vector<std::pair<double, std::string>> costs;
     for (const auto& [key, value] : d)
       if (key.rfind("usec:", 0) == 0 && key != "usec:evalsha" && value > 0)
@@ -559,24 +592,13 @@ int run(const a2::bench::Args& args) {
       list += costs[k].second + " " + fmt(calls / kOps, 1) + " x " +
               fmt(calls > 0 ? costs[k].first / calls : 0, 2) + " µs";
     }
-    by_command.add({operation, state, std::to_string(kOps),
+    by_command.add({p.operation, p.state, std::to_string(kOps),
                     fmt(get(d, "usec:evalsha") / kOps, 1), list});
-  };
-  for (const std::string session : {"hist1k-cycle", "hist100k-cycle"})
-    breakdown("claim + complete (1 child)",
-              session == "hist1k-cycle" ? "1k events of history" : "100k events of history",
-              [&](int i) { a2::bench::cycle(*store, session, "probe", i); });
-  breakdown("append 1 event", "1k events of history", [&](int i) {
-    (void)store->append("hist1k-append", a2::bench::events(1, i, false));
-  });
-  breakdown("append 1 event", "10k sessions (round-robin)", [&](int i) {
-    // Spread over the 5,000 append sessions of the 10k-session state.
-    (void)store->append("many-" + std::to_string((i * 9) % 5000),
-                        a2::bench::events(1, i, false));
-  });
+  }
   std::cout << "### Server time by command\n\n"
             << "`INFO commandstats` `usec` and `calls` deltas around 500 sequential operations "
-               "of each kind (after the blocks above). A command's time is part of its "
+               "of each kind (after the blocks above; 5 interleaved rounds of 100 per row, "
+               "summed). A command's time is part of its "
                "script's EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
   by_command.print();
 
