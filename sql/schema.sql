@@ -164,8 +164,7 @@ begin
        for update skip locked
     ), released as (
       update a2_events event set event_id = repeat(chr(1), 257) || s || chr(1) || event.idx
-        from stale
-       where event.session_id = s and event.idx = stale.idx
+       where event.session_id = s and event.idx = any(array(select idx from stale))
       returning event.idx
     )
     select count(*) into released_count from released;
@@ -455,8 +454,7 @@ begin
       last_claimed_at = now_ms,
       claim_holder = p->>'holder',
       claim_expires_at = (p->>'expires')::bigint
-    from eligible
-    where claimed.session_id = s and claimed.idx = eligible.idx
+    where claimed.session_id = s and claimed.idx = any(array(select idx from eligible))
     returning claimed.*
   )
   select (select jsonb_agg(to_jsonb(updated) order by idx) from updated),
@@ -495,11 +493,11 @@ begin
              as clear_index
   ), renewed as (
     update a2_events event set claim_expires_at = (p->>'expires')::bigint
-      from listed
      where event.session_id = p->>'s'
-       and event.idx = listed.idx
+       and event.idx = any(array(select idx from listed))
        and event.idx > (select clear_index from boundary)
-       and event.attempt_count = listed.attempt
+       and exists(select 1 from listed
+                   where listed.idx = event.idx and listed.attempt = event.attempt_count)
        and event.processed_at is null
        and event.failed_at is null
        and event.claim_holder = p->>'holder'
@@ -510,10 +508,10 @@ begin
     select listed.idx,
            exists(select 1 from renewed where renewed.idx = listed.idx) as renewed,
            listed.idx <= (select clear_index from boundary)
-             or (event.attempt_count is not null and event.attempt_count > listed.attempt)
+             or coalesce((select event.attempt_count > listed.attempt from a2_events event
+                           where event.session_id = p->>'s' and event.idx = listed.idx), false)
              as superseded
       from listed
-      left join a2_events event on event.session_id = p->>'s' and event.idx = listed.idx
   )
   select jsonb_build_object(
     'renewed', coalesce((select jsonb_agg(idx order by idx) from verdicts where renewed), '[]'),
@@ -936,12 +934,12 @@ begin
      limit (p->>'batch')::integer
      for update skip locked
   ), gone as (
-    delete from a2_events event using batch
-     where event.session_id = s and event.idx = batch.idx
+    delete from a2_events event
+     where event.session_id = s and event.idx = any(array(select idx from batch))
     returning event.idx
   ), pins as (
-    delete from a2_snapshot_pins pin using gone
-     where pin.session_id = s and pin.event_index = gone.idx
+    delete from a2_snapshot_pins pin
+     where pin.session_id = s and pin.event_index = any(array(select idx from gone))
   )
   select (select count(*) from gone), (select clear_index from boundary) into deleted, ci;
   if ci = 0 then
@@ -966,11 +964,12 @@ begin
      where session_id = s and up_to_index < ci
      for update skip locked
   ), gone_pins as (
-    delete from a2_snapshot_pins target using pins where target.ctid = pins.ctid
+    delete from a2_snapshot_pins target where target.ctid = any(array(select ctid from pins))
   ), gone_history as (
-    delete from a2_snapshot_history target using history where target.ctid = history.ctid
+    delete from a2_snapshot_history target
+     where target.ctid = any(array(select ctid from history))
   ), gone_heads as (
-    delete from a2_snapshots target using heads where target.ctid = heads.ctid
+    delete from a2_snapshots target where target.ctid = any(array(select ctid from heads))
   )
   select (select count(*) from a2_snapshot_pins where session_id = s and up_to_index < ci)
        + (select count(*) from a2_snapshot_history where session_id = s and up_to_index < ci)

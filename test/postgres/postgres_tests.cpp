@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -410,6 +411,70 @@ TEST_CASE("every operation is one statement, so one round trip (a replayed one-e
   auto replay = store.append("s", {ev_id(id)});
   REQUIRE(statements_logged(server.log(), offset, app) == 2);
   REQUIRE(replay.events.size() == 1);
+}
+
+// Largest "rows=N" of the actual figures and of "Rows Removed by Filter: N" in the plans
+// auto_explain logged after `from`.
+std::int64_t largest_row_count(const std::string& log, std::size_t from) {
+  static const std::regex actual(R"(actual time=[0-9.]+\.\.[0-9.]+ rows=([0-9]+))");
+  static const std::regex removed(R"(Rows Removed by (?:Filter|Index Recheck|Join Filter): ([0-9]+))");
+  std::string tail = log.substr(std::min(from, log.size()));
+  std::int64_t largest = 0;
+  for (const auto* re : {&actual, &removed})
+    for (std::sregex_iterator it(tail.begin(), tail.end(), *re), end; it != end; ++it)
+      largest = std::max<std::int64_t>(largest, std::stoll((*it)[1].str()));
+  return largest;
+}
+
+// The planner's estimates come from statistics that can be far from a session's real rows (here:
+// ANALYZE ran while most rows of the table were pending work in other sessions). Claim, renew
+// and complete must still touch only the rows they work on, never scan a session's history:
+// their statements reach other rows by index lookups of the rows they selected
+// (`idx = any(array(...))`), not by joins the planner may turn into a hash join over the
+// session. auto_explain logs the actual rows of every nested statement's plan.
+TEST_CASE("claim, renew and complete touch only their rows whatever the statistics say",
+          "[plans][postgres]") {
+  PostgresServer server({"shared_preload_libraries=auto_explain", "auto_explain.log_min_duration=0",
+                         "auto_explain.log_nested_statements=on", "auto_explain.log_analyze=on",
+                         "autovacuum=off"});
+  auto f = open_fixture(server.connection(), 1);
+  {
+    pqxx::connection conn(server.connection());
+    pqxx::nontransaction tx(conn);
+    tx.exec("set search_path to \"" + f.schema + "\"");
+    // 20,000 pending events over 16 other sessions and 20,000 settled events of history in
+    // session h, then statistics that make pending rows look common everywhere.
+    tx.exec(
+        "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at) "
+        "select 'w-' || (g % 16), g, 'w-' || g, 't', 'null', 1 from generate_series(1, 20000) g");
+    tx.exec(
+        "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, "
+        "processed_at) select 'h', g, 'h-' || g, 't', 'null', 1, 1 "
+        "from generate_series(1, 20000) g");
+    tx.exec("analyze a2_events");
+  }
+  REQUIRE(f->append("h", {ev_id("work")}).events.at(0).index == 20001);
+  const auto offset = server.log().size();
+  auto claim = f->claim_available({.session_id = "h",
+                                   .holder = "w1",
+                                   .ttl_ms = 30000,
+                                   .expires_at_ms = std::nullopt,
+                                   .exclude_indexes = {}});
+  REQUIRE(claim.verdict == a2::ClaimVerdict::claimed);
+  REQUIRE(claim.events.size() == 1);
+  auto renew = f->renew_claims({.session_id = "h",
+                                .holder = "w1",
+                                .claims = {{20001, 1}},
+                                .ttl_ms = 30000,
+                                .expires_at_ms = std::nullopt});
+  REQUIRE(renew.renewed == std::vector<std::int64_t>{20001});
+  auto done = f->complete_attempt(
+      {.session_id = "h", .index = 20001, .attempt = 1, .events = {}});
+  REQUIRE(done.verdict == a2::CompleteVerdict::completed);
+  const std::string log = server.log();
+  REQUIRE(log.find("a2_events_pending", offset) != std::string::npos);  // Plans were logged.
+  INFO(log.substr(offset));
+  REQUIRE(largest_row_count(log, offset) <= 16);
 }
 
 TEST_CASE("a live feed wakes on NOTIFY well before its safety poll", "[feed][postgres]") {
