@@ -319,10 +319,11 @@ declare
   inserted jsonb;
 begin
   if n = 0 then
-    return jsonb_build_object('events', '[]'::jsonb, 'has_pending', exists(
-      select 1 from a2_events
+    return jsonb_build_object('events', '[]'::jsonb, 'has_pending', (
+      select idx from a2_events
        where session_id = s and processed_at is null
-         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)));
+         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+       order by idx limit 1) is not null);
   end if;
   -- Serialize appends per session: index assignment must not race across writers.
   perform pg_advisory_xact_lock(hashtext(s));
@@ -737,10 +738,12 @@ begin
         coalesce((select clear_index from a2_clears where session_id = s), 0));
     end if;
   end if;
-  return jsonb_build_object('redriven', is_dead, 'has_pending', exists(
-    select 1 from a2_events
+  -- "Is anything pending": the ordered first entry of a2_events_pending (see the header).
+  return jsonb_build_object('redriven', is_dead, 'has_pending', (
+    select idx from a2_events
      where session_id = s and processed_at is null
-       and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)));
+       and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     order by idx limit 1) is not null);
 end $$;
 
 -- put_snapshots. p: {s, reducer, now, writes: [{index, state, pins: [idx...]}]} (one write per

@@ -427,12 +427,12 @@ std::int64_t largest_row_count(const std::string& log, std::size_t from) {
 }
 
 // The planner's estimates come from statistics that can be far from a session's real rows (here:
-// ANALYZE ran while most rows of the table were pending work in other sessions). Claim, renew
-// and complete must still touch only the rows they work on, never scan a session's history:
+// ANALYZE ran while most rows of the table were pending work in other sessions). Writes must
+// still touch only the rows they work on, never scan a session's history:
 // their statements reach other rows by index lookups of the rows they selected
 // (`idx = any(array(...))`), not by joins the planner may turn into a hash join over the
 // session. auto_explain logs the actual rows of every nested statement's plan.
-TEST_CASE("claim, renew and complete touch only their rows whatever the statistics say",
+TEST_CASE("writes touch only their rows whatever the statistics say",
           "[plans][postgres]") {
   PostgresServer server({"shared_preload_libraries=auto_explain", "auto_explain.log_min_duration=0",
                          "auto_explain.log_nested_statements=on", "auto_explain.log_analyze=on",
@@ -471,6 +471,49 @@ TEST_CASE("claim, renew and complete touch only their rows whatever the statisti
   auto done = f->complete_attempt(
       {.session_id = "h", .index = 20001, .attempt = 1, .events = {}});
   REQUIRE(done.verdict == a2::CompleteVerdict::completed);
+  // The general append (a lane, a settled event, a cause), a lane handoff, a failure to dead
+  // letter, dead_letters, redrive and a snapshot pin.
+  auto laned = [](std::string id, std::optional<a2::EventCause> cause = std::nullopt) {
+    a2::NewEvent e = ev_id(std::move(id));
+    e.lane = "L";
+    e.cause = cause;
+    return e;
+  };
+  a2::NewEvent fact = ev_id("fact");
+  fact.settled = true;
+  REQUIRE(f->append("h", {laned("l1"), laned("l2"), fact}).events.at(0).index == 20002);
+  auto lane_claim = f->claim_available({.session_id = "h",
+                                        .holder = "w1",
+                                        .ttl_ms = 30000,
+                                        .expires_at_ms = std::nullopt,
+                                        .exclude_indexes = {}});
+  REQUIRE(lane_claim.events.size() == 1);
+  REQUIRE(lane_claim.events.at(0).index == 20002);
+  REQUIRE(f->append("h", {laned("l3", a2::EventCause{20002, 1})}).events.at(0).index == 20005);
+  REQUIRE(f->complete_attempt({.session_id = "h",
+                               .index = 20002,
+                               .attempt = 1,
+                               .events = {{"child", "t", nullptr, "L", false}}})
+              .verdict == a2::CompleteVerdict::completed);
+  auto next = f->claim_available({.session_id = "h",
+                                  .holder = "w1",
+                                  .ttl_ms = 30000,
+                                  .expires_at_ms = std::nullopt,
+                                  .exclude_indexes = {}});
+  REQUIRE(next.events.size() == 1);
+  REQUIRE(next.events.at(0).index == 20003);  // Handed the lane.
+  f->put_snapshots("h", "r", {{20002, Json{{"n", 1}}, {20003}}});
+  REQUIRE(f->fail_attempt({.session_id = "h",
+                           .index = 20003,
+                           .attempt = 1,
+                           .error = "boom",
+                           .max_failures = 1})
+              .verdict == a2::FailVerdict::dead_lettered);
+  REQUIRE(f->dead_letters("h").size() == 1);
+  REQUIRE(f->redrive({.session_id = "h", .index = 20003, .action = a2::RedriveAction::skip})
+              .redriven);
+  REQUIRE(f->append("h", {}).has_pending);  // The empty append reads has_pending only.
+  REQUIRE(clear(*f.store, "h").clear_index == 20007);
   const std::string log = server.log();
   REQUIRE(log.find("a2_events_pending", offset) != std::string::npos);  // Plans were logged.
   INFO(log.substr(offset));
