@@ -17,8 +17,13 @@
 -- - No `= any(array)` in a hot statement: its custom plans always look cheaper than the generic
 --   one, so plpgsql plans it again on every call. Ids are probed one at a time (unique index,
 --   scalar parameter) and the full ownership check (a2_live_owners) runs only on a hit.
--- - "Is anything pending" is `order by idx limit 1` on the partial index a2_events_pending, not
---   exists(), which a generic plan may serve with a sequential scan.
+-- - "Is there a row" is `order by idx limit 1` (the first entry of an index in its order), never
+--   exists(), which the planner may serve with a sequential scan of the whole table when
+--   statistics make matching rows look common.
+-- - Rows chosen by one CTE are reached from another statement by index lookups,
+--   `idx = any(array(select idx from chosen))` (or `ctid = any(...)`), never by a join, which
+--   the planner may turn into a hash join over all of a session's rows. The test "writes touch
+--   only their rows whatever the statistics say" checks every write's plans.
 --
 -- Contract errors are raised with these SQLSTATEs (translated in one place in C++):
 --   A2001 invalid argument ("no event at index N in session 'S'")
@@ -194,11 +199,12 @@ begin
     values (s, base + 1, one_event->>'id', one_event->>'type',
             coalesce(one_event->'payload', 'null'::jsonb), now_ms,
             coalesce(parent_cause, nullif(one_event->'cause', 'null'::jsonb)), one_event->>'lane',
-            one_event->>'lane' is null or not exists (
-              select 1 from a2_events pending
+            one_event->>'lane' is null or (
+              select pending.idx from a2_events pending
                where pending.session_id = s and pending.lane = one_event->>'lane'
                  and pending.processed_at is null and pending.idx > ci
-            ),
+               order by pending.idx limit 1
+            ) is null,
             case when coalesce((one_event->>'settled')::boolean, false) then now_ms end)
     returning jsonb_build_array(to_jsonb(ins)) into inserted_rows;
     return inserted_rows;
@@ -221,11 +227,12 @@ begin
                            lane, lane_ready, processed_at)
     select s, base + ord, event_id, event_type, payload, now_ms, cause, lane,
            lane is null or (
-             earlier_unsettled = 0 and not exists (
-               select 1 from a2_events pending
+             earlier_unsettled = 0 and (
+               select pending.idx from a2_events pending
                 where pending.session_id = s and pending.lane = ranked.lane
                   and pending.processed_at is null and pending.idx > ci
-             )
+                order by pending.idx limit 1
+             ) is null
            ),
            case when settled then now_ms end
       from ranked
@@ -951,7 +958,8 @@ begin
   if deleted > 0 then
     return jsonb_build_object('deleted', deleted, 'done', false);
   end if;
-  if exists(select 1 from a2_events where session_id = s and idx < ci) then
+  if (select idx from a2_events where session_id = s and idx < ci order by idx limit 1)
+     is not null then
     return jsonb_build_object('deleted', 0, 'done', false);
   end if;
   with pins as materialized (
