@@ -101,6 +101,17 @@ Json observe(a2::Store& store, const std::string& s) {
   return {{"rows", rows}, {"has_pending", store.append(s, {}).has_pending}};
 }
 
+// Reclaims the old lifetime of `s` to the end; the events deleted. Fails after `max_calls`.
+std::int64_t reclaim_all(a2::Store& store, const std::string& s, int max_calls) {
+  std::int64_t deleted = 0;
+  for (int calls = 0;; ++calls) {
+    REQUIRE(calls < max_calls);
+    auto r = store.reclaim(s);
+    deleted += r.deleted;
+    if (r.done) return deleted;
+  }
+}
+
 a2::ClearResult clear(a2::Store& store, const std::string& s = "s") {
   return store.clear({.session_id = s, .if_last_index = std::nullopt, .cause = std::nullopt});
 }
@@ -147,14 +158,7 @@ TEST_CASE("reclaim leaves no a2_snapshot row below the boundary once done",
   auto state_before =
       f->read_state("s", "r", {.through_index = std::nullopt, .snapshot_through_index = 7});
 
-  std::int64_t deleted = 0;
-  for (int calls = 0;; ++calls) {
-    REQUIRE(calls < 10);
-    auto r = f->reclaim("s");
-    deleted += r.deleted;
-    if (r.done) break;
-  }
-  REQUIRE(deleted == 5);
+  REQUIRE(reclaim_all(*f.store, "s", 10) == 5);
   for (const char* table : {"a2_snapshots", "a2_snapshot_history", "a2_snapshot_pins"})
     REQUIRE(sql_count(f, std::string("select count(*) from ") + table +
                              " where session_id = 's' and up_to_index < 6") == 0);
@@ -181,14 +185,7 @@ TEST_CASE("append reuses a cleared id of its session and reclaim still counts th
     REQUIRE(r.events.at(0).index == 4);
     // The old event stays below the boundary for reclaim; its id is released.
     REQUIRE(sql_count(f, "select count(*) from a2_events where idx = 1 and event_id <> 'a'") == 1);
-    std::int64_t deleted = 0;
-    for (int calls = 0;; ++calls) {
-      REQUIRE(calls < 5);
-      auto rc = f->reclaim("s");
-      deleted += rc.deleted;
-      if (rc.done) break;
-    }
-    REQUIRE(deleted == 2);
+    REQUIRE(reclaim_all(*f.store, "s", 5) == 2);
     REQUIRE(f->append("s", {ev_id("a")}).events.at(0).index == 4);  // Still a replay.
     require_error(ErrorCode::partial_duplicate_batch, [&] { (void)f->append("s2", {ev_id("a")}); });
   }
@@ -534,14 +531,7 @@ TEST_CASE("writes touch only their rows whatever the statistics say",
   // Reclaim takes the old lifetime in batches of 256 rows (then the snapshot rows) and reads no
   // more than a batch per call.
   const auto reclaim_offset = server.log().size();
-  std::int64_t deleted = 0;
-  for (int calls = 0;; ++calls) {
-    REQUIRE(calls < 100);
-    auto r = f->reclaim("h");
-    deleted += r.deleted;
-    if (r.done) break;
-  }
-  REQUIRE(deleted == 20006);
+  REQUIRE(reclaim_all(*f.store, "h", 100) == 20006);
   auto largest = largest_row_count(server.log(), reclaim_offset);
   INFO("the plan with the most rows:\n" << largest.context);
   REQUIRE(largest.rows <= 256);
