@@ -20,10 +20,13 @@
 -- - "Is there a row" is `order by idx limit 1` (the first entry of an index in its order), never
 --   exists(), which the planner may serve with a sequential scan of the whole table when
 --   statistics make matching rows look common.
--- - Rows chosen by one CTE are reached from another statement by index lookups,
---   `idx = any(array(select idx from chosen))` (or `ctid = any(...)`), never by a join, which
---   the planner may turn into a hash join over all of a session's rows. The test "writes touch
---   only their rows whatever the statistics say" checks every write's plans.
+-- - Rows chosen (and locked) by one CTE are reached from the next statement by
+--   `ctid = any(array(select ...))`, a TID scan, never by a join on idx (the planner may make it
+--   a hash join over all of a session's rows) nor by `idx = any(...)` (it may make that a filter
+--   over the session's rows when statistics say the session is small). Rows named by the caller
+--   are reached one at a time by their full primary key. The head is `order by idx desc limit
+--   1`, never max(idx), which a plan may aggregate over the whole session. The test "writes
+--   touch only their rows whatever the statistics say" checks every write's plans.
 --
 -- Contract errors are raised with these SQLSTATEs (translated in one place in C++):
 --   A2001 invalid argument ("no event at index N in session 'S'")
@@ -163,13 +166,13 @@ begin
    where event_id = any(ids) and session_id = s and idx < ci;
   if stale_count > 0 then
     with stale as materialized (
-      select idx from a2_events
+      select ctid as row_id from a2_events
        where session_id = s and event_id = any(ids) and idx < ci
        order by idx
        for update skip locked
     ), released as (
       update a2_events event set event_id = repeat(chr(1), 257) || s || chr(1) || event.idx
-       where event.session_id = s and event.idx = any(array(select idx from stale))
+       where event.ctid = any(array(select row_id from stale))
       returning event.idx
     )
     select count(*) into released_count from released;
@@ -291,8 +294,9 @@ declare
 begin
   perform pg_advisory_xact_lock(hashtext(s));
   insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
-  select s, coalesce(max(head.idx), 0) + 1, new_id, new_type, new_payload, now_ms
-    from a2_events head where head.session_id = s
+  select s, coalesce((select head.idx from a2_events head where head.session_id = s
+                       order by head.idx desc limit 1), 0) + 1,
+         new_id, new_type, new_payload, now_ms
   on conflict (event_id) do nothing
   returning idx into inserted;
   if inserted is not null then
@@ -342,7 +346,8 @@ begin
     from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
             as ci) boundary
     cross join lateral (
-      select coalesce(max(idx), 0) as base from a2_events where session_id = s
+      select coalesce((select idx from a2_events where session_id = s
+                        order by idx desc limit 1), 0) as base
     ) head
     left join lateral (
       select p_row.idx from a2_events p_row
@@ -445,7 +450,7 @@ begin
   with boundary as materialized (
     select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
   ), eligible as materialized (
-    select event.idx from a2_events event
+    select event.ctid as row_id from a2_events event
      where event.session_id = s
        and event.processed_at is null
        and event.failed_at is null
@@ -462,7 +467,7 @@ begin
       last_claimed_at = now_ms,
       claim_holder = p->>'holder',
       claim_expires_at = (p->>'expires')::bigint
-    where claimed.session_id = s and claimed.idx = any(array(select idx from eligible))
+    where claimed.ctid = any(array(select row_id from eligible))
     returning claimed.*
   )
   select (select jsonb_agg(to_jsonb(updated) order by idx) from updated),
@@ -488,45 +493,53 @@ end $$;
 
 -- renew_claims. p: {s, holder, now, expires, claims: [{index, attempt}]}
 -- Returns {renewed: [...], superseded: [...]}. Q11: the attempt must be equal.
+-- One row at a time, each reached by its full primary key in index order (the order claims lock
+-- in), so no plan ever reads the rest of the session. Each update reads the boundary itself.
 create or replace function a2_renew_claims(p jsonb) returns jsonb
 language plpgsql as $$
 declare
-  verdict_lists jsonb;
+  s text := p->>'s';
+  now_ms bigint := (p->>'now')::bigint;
+  expires bigint := (p->>'expires')::bigint;
+  holder text := p->>'holder';
+  idxs bigint[];
+  attempts bigint[];
+  extended bigint[] := '{}';
+  renewed bigint[] := '{}';
+  superseded bigint[] := '{}';
+  ci bigint;
 begin
-  with listed as (
-    select distinct (c->>'index')::bigint as idx, (c->>'attempt')::bigint as attempt
-      from jsonb_array_elements(p->'claims') c
-  ), boundary as materialized (
-    select coalesce((select clear_index from a2_clears where session_id = p->>'s'), 0)
-             as clear_index
-  ), renewed as (
-    update a2_events event set claim_expires_at = (p->>'expires')::bigint
-     where event.session_id = p->>'s'
-       and event.idx = any(array(select idx from listed))
-       and event.idx > (select clear_index from boundary)
-       and exists(select 1 from listed
-                   where listed.idx = event.idx and listed.attempt = event.attempt_count)
-       and event.processed_at is null
-       and event.failed_at is null
-       and event.claim_holder = p->>'holder'
-       and event.claim_expires_at > (p->>'now')::bigint
-       and (p->>'expires')::bigint > (p->>'now')::bigint
-    returning event.idx
-  ), verdicts as (
-    select listed.idx,
-           exists(select 1 from renewed where renewed.idx = listed.idx) as renewed,
-           listed.idx <= (select clear_index from boundary)
-             or coalesce((select event.attempt_count > listed.attempt from a2_events event
-                           where event.session_id = p->>'s' and event.idx = listed.idx), false)
-             as superseded
-      from listed
-  )
-  select jsonb_build_object(
-    'renewed', coalesce((select jsonb_agg(idx order by idx) from verdicts where renewed), '[]'),
-    'superseded', coalesce((select jsonb_agg(idx order by idx) from verdicts
-                             where not renewed and superseded), '[]'))
-    into verdict_lists;
-  return verdict_lists;
+  select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
+         coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
+    into idxs, attempts
+    from (select distinct (c->>'index')::bigint as idx, (c->>'attempt')::bigint as attempt
+            from jsonb_array_elements(p->'claims') c) listed;
+  if expires > now_ms then
+    for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+      continue when idxs[i] = any(extended);
+      update a2_events set claim_expires_at = expires
+       where session_id = s and idx = idxs[i]
+         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+         and attempt_count = attempts[i]
+         and processed_at is null
+         and failed_at is null
+         and claim_holder = holder
+         and claim_expires_at > now_ms;
+      if found then
+        extended := extended || idxs[i];
+      end if;
+    end loop;
+  end if;
+  ci := coalesce((select clear_index from a2_clears where session_id = s), 0);
+  for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+    if idxs[i] = any(extended) then
+      renewed := renewed || idxs[i];
+    elsif idxs[i] <= ci or coalesce((select attempt_count > attempts[i] from a2_events
+                                      where session_id = s and idx = idxs[i]), false) then
+      superseded := superseded || idxs[i];
+    end if;
+  end loop;
+  return jsonb_build_object('renewed', to_jsonb(renewed), 'superseded', to_jsonb(superseded));
 end $$;
 
 -- complete_attempt. p: {s, index, attempt, now, children: [{id, type, payload, lane, settled}]}
@@ -608,10 +621,9 @@ begin
   -- The parent lock came first; only a statement after the session lock sees every clear that
   -- committed while this one waited.
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce(max(idx), 0),
+  select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
          coalesce((select clear_index from a2_clears where session_id = s), 0)
-    into base, ci
-    from a2_events where session_id = s;
+    into base, ci;
   if i <= ci then
     return jsonb_build_object('verdict', 'superseded');
   end if;
@@ -871,10 +883,9 @@ declare
   v_constraint text;
 begin
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce(max(idx), 0),
+  select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
          coalesce((select clear_index from a2_clears where session_id = s), 0)
-    into head, ci
-    from a2_events where session_id = s;
+    into head, ci;
   -- Causes come before idempotency (Q15).
   if has_cause then
     if cause_index <= ci then
@@ -938,14 +949,13 @@ begin
   with boundary as materialized (
     select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
   ), batch as materialized (
-    select idx from a2_events
+    select ctid as row_id from a2_events
      where session_id = s and idx < (select clear_index from boundary)
      order by idx
      limit (p->>'batch')::integer
      for update skip locked
   ), gone as (
-    delete from a2_events event
-     where event.session_id = s and event.idx = any(array(select idx from batch))
+    delete from a2_events event where event.ctid = any(array(select row_id from batch))
     returning event.idx
   ), pins as (
     delete from a2_snapshot_pins pin
