@@ -283,11 +283,12 @@ end $$;
 -- already holds the id, replay or foreign, so one statement after the session lock does it: the
 -- head, the insert, and the id check as `on conflict (event_id) do nothing` (a row holding the
 -- id, committed or being inserted by another transaction, which is awaited, makes it insert
--- nothing). Returns the new event's index, or null when the id is taken: the caller then runs
--- a2_append, which decides between replay and foreign. The new event is pending work, so the
--- caller knows has_pending and every column of the row without reading it back.
+-- nothing). Returns the new event's index as a jsonb number: the event is pending work, so the
+-- caller knows has_pending and every column of the row without reading it back. When the id is
+-- taken it returns what a2_append returns for the same request (replay, or the foreign id's
+-- error), in the same call and under the same lock (advisory locks are re-entrant).
 create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
-                                         new_payload jsonb) returns bigint
+                                         new_payload jsonb) returns jsonb
 language plpgsql as $$
 declare
   inserted bigint;
@@ -299,10 +300,15 @@ begin
          new_id, new_type, new_payload, now_ms
   on conflict (event_id) do nothing
   returning idx into inserted;
-  if inserted is not null then
-    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  if inserted is null then
+    return a2_append(jsonb_build_object(
+      's', s, 'now', now_ms, 'origin', null,
+      'events', jsonb_build_array(jsonb_build_object(
+        'id', new_id, 'type', new_type, 'payload', new_payload,
+        'cause', null, 'lane', null, 'settled', false))));
   end if;
-  return inserted;
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  return to_jsonb(inserted);
 end $$;
 
 -- append. p: {s, now, origin|null, events: [{id, type, payload, cause|null, lane|null, settled}]}

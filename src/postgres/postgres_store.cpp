@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The Postgres backend: every write is one call of a server-side function of sql/schema.sql
-// (one round trip in autocommit; a replayed one-event append two), every read one statement of
-// sql/<stem>.sql.
+// (one round trip in autocommit), every read one statement of sql/<stem>.sql.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -119,35 +118,32 @@ class PostgresStore final : public Store {
   AppendResult do_append(const std::string& s, std::vector<NewEvent> events,
                          const AppendOptions& options) override {
     // The common case, one unsettled event without cause, lane or origin, goes to
-    // a2_append_one: typed arguments, and the row is known here once its index is. Only when its
-    // id is already taken does the general function run (a second round trip) to tell a replay
-    // from a foreign id.
+    // a2_append_one: typed arguments, and the row is known here once its index is. When the id
+    // is already taken the function answers as a2_append would (replay, or the foreign id's
+    // error), in the same call.
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
         !events[0].settled) {
       NewEvent& e = events[0];
       const std::int64_t now = clock().now_ms();
-      std::optional<std::int64_t> index =
-          pool_->run("append", [&](pqxx::connection& conn) -> std::optional<std::int64_t> {
-            pqxx::nontransaction tx(conn);
-            const auto& field =
-                tx.exec_prepared("a2_append_one", s, now, *e.id, e.type, e.payload.dump())
-                    .at(0)[0];
-            if (field.is_null()) return std::nullopt;
-            return field.as<std::int64_t>();
-          });
-      if (index) {
-        StoredEvent stored;
-        stored.session_id = s;
-        stored.index = *index;
-        stored.id = std::move(*e.id);
-        stored.type = std::move(e.type);
-        stored.payload = std::move(e.payload);
-        stored.created_at = now;
-        AppendResult result;
-        result.events.push_back(std::move(stored));
-        result.has_pending = true;
-        return result;
-      }
+      Json reply = pool_->run("append", [&](pqxx::connection& conn) {
+        pqxx::nontransaction tx(conn);
+        return Json::parse(
+            tx.exec_prepared("a2_append_one", s, now, *e.id, e.type, e.payload.dump())
+                .at(0)[0]
+                .c_str());
+      });
+      if (!reply.is_number_integer()) return append_result(reply);
+      StoredEvent stored;
+      stored.session_id = s;
+      stored.index = reply.get<std::int64_t>();
+      stored.id = std::move(*e.id);
+      stored.type = std::move(e.type);
+      stored.payload = std::move(e.payload);
+      stored.created_at = now;
+      AppendResult result;
+      result.events.push_back(std::move(stored));
+      result.has_pending = true;
+      return result;
     }
     Json batch = Json::array();
     for (const auto& e : events)
@@ -161,9 +157,11 @@ class PostgresStore final : public Store {
                     {"now", clock().now_ms()},
                     {"origin", opt_json(options.origin_index)},
                     {"events", std::move(batch)}};
-    return call("append", "a2_append", request, [](const Json& r) {
-      return AppendResult{stored_list(r.at("events")), r.at("has_pending").get<bool>()};
-    });
+    return call("append", "a2_append", request, append_result);
+  }
+
+  static AppendResult append_result(const Json& r) {
+    return AppendResult{stored_list(r.at("events")), r.at("has_pending").get<bool>()};
   }
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
