@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/rows.hpp"
 #include "a2/detail/sql_files.hpp"
 #include "a2/postgres.hpp"
 #include "postgres/connection_pool.hpp"
@@ -133,15 +134,10 @@ class PostgresStore final : public Store {
                 .c_str());
       });
       if (!reply.is_number_integer()) return append_result(reply);
-      StoredEvent stored;
-      stored.session_id = s;
-      stored.index = reply.get<std::int64_t>();
-      stored.id = std::move(*e.id);
-      stored.type = std::move(e.type);
-      stored.payload = std::move(e.payload);
-      stored.created_at = now;
       AppendResult result;
-      result.events.push_back(std::move(stored));
+      result.events.push_back(a2::detail::new_row(s, reply.get<std::int64_t>(), std::move(*e.id),
+                                                  std::move(e.type), std::move(e.payload),
+                                                  std::nullopt, std::nullopt, false, now));
       result.has_pending = true;
       return result;
     }

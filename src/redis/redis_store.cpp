@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "a2/detail/lua_scripts.hpp"
+#include "a2/detail/rows.hpp"
 #include "a2/redis.hpp"
 #include "redis/client.hpp"
 #include "redis/codec.hpp"
@@ -491,17 +492,9 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
       result.events.reserve(events.size());
       for (std::size_t i = 0; i < events.size(); ++i) {
         auto& e = events[i];
-        StoredEvent row;
-        row.session_id = s;
-        row.index = first + static_cast<std::int64_t>(i);
-        row.id = *e.id;
-        row.type = std::move(e.type);
-        row.payload = std::move(e.payload);
-        row.created_at = now;
-        row.cause = e.cause;
-        row.lane = std::move(e.lane);
-        if (e.settled) row.processed_at = now;
-        result.events.push_back(std::move(row));
+        result.events.push_back(a2::detail::new_row(
+            s, first + static_cast<std::int64_t>(i), *e.id, std::move(e.type),
+            std::move(e.payload), e.cause, std::move(e.lane), e.settled, now));
       }
       return result;
     }
@@ -667,17 +660,9 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
       CompleteResult result{CompleteVerdict::completed, {}};
       for (std::size_t i = 0; i < q.events.size(); ++i) {
         const auto& c = q.events[i];
-        StoredEvent row;
-        row.session_id = s;
-        row.index = first + static_cast<std::int64_t>(i);
-        row.id = *c.id;
-        row.type = c.type;
-        row.payload = c.payload;
-        row.created_at = now;
-        row.cause = cause;
-        row.lane = c.lane;
-        if (c.settled) row.processed_at = now;
-        result.events.push_back(std::move(row));
+        result.events.push_back(a2::detail::new_row(s, first + static_cast<std::int64_t>(i),
+                                                    *c.id, c.type, c.payload, cause, c.lane,
+                                                    c.settled, now));
       }
       return result;
     }

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/rows.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
 #include "a2/memory.hpp"
@@ -211,16 +212,11 @@ class MemoryStore final : public Store {
     const std::int64_t base = s.head;
     for (std::size_t i = 0; i < events.size(); ++i) {
       NewEvent& e = events[i];
-      StoredEvent row;
-      row.session_id = session_id;
-      row.index = base + 1 + static_cast<std::int64_t>(i);
-      row.id = *e.id;
-      row.type = std::move(e.type);
-      row.payload = std::move(e.payload);
-      row.created_at = now;
-      row.cause = e.cause;
-      row.lane = e.lane;
-      write_event(s, std::move(row), e.settled, now);
+      write_event(s,
+                  new_row(session_id, base + 1 + static_cast<std::int64_t>(i), *e.id,
+                          std::move(e.type), std::move(e.payload), e.cause, e.lane, e.settled,
+                          now),
+                  e.settled, now);
       result.events.push_back(s.events.at(base + 1 + static_cast<std::int64_t>(i)));
     }
     result.has_pending = !s.pending.empty();
@@ -445,16 +441,10 @@ class MemoryStore final : public Store {
     const std::int64_t base = s->head;
     for (std::size_t i = 0; i < request.events.size(); ++i) {
       const ChildEvent& c = request.events[i];
-      StoredEvent row;
-      row.session_id = sid;
-      row.index = base + 1 + static_cast<std::int64_t>(i);
-      row.id = *c.id;
-      row.type = c.type;
-      row.payload = c.payload;
-      row.created_at = now;
-      row.cause = EventCause{request.index, request.attempt};
-      row.lane = c.lane;
-      write_event(*s, std::move(row), c.settled, now);
+      write_event(*s,
+                  new_row(sid, base + 1 + static_cast<std::int64_t>(i), *c.id, c.type, c.payload,
+                          EventCause{request.index, request.attempt}, c.lane, c.settled, now),
+                  c.settled, now);
       result.events.push_back(s->events.at(base + 1 + static_cast<std::int64_t>(i)));
     }
     if (!request.events.empty()) core_->changed.notify_all();
