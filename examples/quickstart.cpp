@@ -69,7 +69,7 @@ int main() {
       ", still " + std::to_string(again.events.size()) + " reply, nothing duplicated");
 
   say("\n== 3. A lane keeps work in order ==");
-  (void)store->append(session, {event("charge", {{"order", 1}}, "billing"),
+  store->append(session, {event("charge", {{"order", 1}}, "billing"),
                           event("refund", {{"order", 1}}, "billing")});
   for (int round = 1; round <= 2; ++round) {
     auto c = claim(*store, session, "worker-2");
@@ -119,7 +119,7 @@ int main() {
       state.dump());
   const auto head = st.events.back().index;
   store->put_snapshots(session, "event-counter", {{.index = head, .state = state, .pin_event_indexes = {}}});
-  (void)store->append(session, {event("message", {{"text", "One more thing"}})});
+  store->append(session, {event("message", {{"text", "One more thing"}})});
   st = store->read_state(session, "event-counter");
   state = fold(st.snapshot->state, st.events);
   say("After a snapshot at #" + std::to_string(head) + ", the next fold reads only " +
@@ -130,7 +130,7 @@ int main() {
   std::thread writer([&] {
     for (int i = 1; i <= 3; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      (void)store->append(session, {event("typing", {{"n", i}})});
+      store->append(session, {event("typing", {{"n", i}})});
     }
   });
   int seen = 0;

@@ -16,20 +16,20 @@ namespace a2 {
 struct AppendOptions {
   // Index of the event that scheduled this append (a timer fired by event N). If that event is
   // at or below the clear boundary the append is refused with SessionCleared.
-  std::optional<std::int64_t> origin_index;
+  std::optional<std::int64_t> origin_index{};
 };
 
 struct ReadOptions {
   std::int64_t after_index = 0;               // Exclusive lower bound, >= 0.
-  std::optional<std::int64_t> through_index;  // Inclusive upper bound, >= 0; default the head.
+  std::optional<std::int64_t> through_index{};  // Inclusive upper bound, >= 0; default the head.
 };
 
 struct ClaimRequest {
-  std::string session_id;
-  std::string holder;                        // The worker's id.
-  std::optional<std::int64_t> ttl_ms;        // Lease length, > 0. Used when expires_at_ms is unset.
-  std::optional<std::int64_t> expires_at_ms; // Absolute lease end; wins over ttl_ms.
-  std::vector<std::int64_t> exclude_indexes; // Ignored entirely: neither claimed nor busy.
+  std::string session_id{};
+  std::string holder{};                        // The worker's id.
+  std::optional<std::int64_t> ttl_ms{};        // Lease length, > 0. Used when expires_at_ms is unset.
+  std::optional<std::int64_t> expires_at_ms{}; // Absolute lease end; wins over ttl_ms.
+  std::vector<std::int64_t> exclude_indexes{}; // Ignored entirely: neither claimed nor busy.
 };
 
 // One held claim: the event index and the attempt its claim returned.
@@ -39,61 +39,61 @@ struct ClaimRef {
 };
 
 struct RenewRequest {
-  std::string session_id;
-  std::string holder;
-  std::vector<ClaimRef> claims;
-  std::optional<std::int64_t> ttl_ms;
-  std::optional<std::int64_t> expires_at_ms;
+  std::string session_id{};
+  std::string holder{};
+  std::vector<ClaimRef> claims{};
+  std::optional<std::int64_t> ttl_ms{};
+  std::optional<std::int64_t> expires_at_ms{};
 };
 
 struct CompleteRequest {
-  std::string session_id;
+  std::string session_id{};
   std::int64_t index = 0;
   std::int64_t attempt = 0;
-  std::vector<ChildEvent> events;  // Children, appended atomically with the completion.
+  std::vector<ChildEvent> events{};  // Children, appended atomically with the completion.
 };
 
 struct FailRequest {
-  std::string session_id;
+  std::string session_id{};
   std::int64_t index = 0;
   std::int64_t attempt = 0;
-  std::string error;                // Recorded as last_error.
+  std::string error{};                // Recorded as last_error.
   std::int64_t max_failures = 3;    // Dead-letter at this many failures (<= 1: the first).
 };
 
 enum class RedriveAction { retry, skip };
 
 struct RedriveRequest {
-  std::string session_id;
+  std::string session_id{};
   std::int64_t index = 0;
   RedriveAction action = RedriveAction::retry;
 };
 
 struct StateOptions {
-  std::optional<std::int64_t> through_index;           // Fold up to here (default the head).
-  std::optional<std::int64_t> snapshot_through_index;  // Newest checkpoint allowed.
+  std::optional<std::int64_t> through_index{};           // Fold up to here (default the head).
+  std::optional<std::int64_t> snapshot_through_index{};  // Newest checkpoint allowed.
 };
 
 // One session of a batched read_states call.
 struct StateRequest {
-  std::string session_id;
-  std::optional<std::int64_t> through_index;
-  std::optional<std::int64_t> snapshot_through_index;
+  std::string session_id{};
+  std::optional<std::int64_t> through_index{};
+  std::optional<std::int64_t> snapshot_through_index{};
 };
 
 struct ClearRequest {
-  std::string session_id;
+  std::string session_id{};
   // Clear only if the head is this index. Makes a retry idempotent: a repeat after success
   // reports cleared = true.
-  std::optional<std::int64_t> if_last_index;
+  std::optional<std::int64_t> if_last_index{};
   // A handler clearing its own session: refused with SupersededAttempt if the attempt is stale.
-  std::optional<EventCause> cause;
+  std::optional<EventCause> cause{};
 };
 
 // Upserts (state not null) or removes (state null) one participant of a session's presence.
 struct PresencePatch {
-  std::string participant;
-  Json state;                 // JSON null removes the participant.
+  std::string participant{};
+  Json state{};                 // JSON null removes the participant.
   std::int64_t ttl_ms = 0;    // > 0: the entry expires ttl_ms after now.
 };
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,8 @@
 // contract's wire words; failures are exceptions (errors.hpp). Plain values.
 namespace a2 {
 
-struct [[nodiscard]] AppendResult {
+// Not [[nodiscard]]: an append is commonly called for its effect alone.
+struct AppendResult {
   std::vector<StoredEvent> events;  // The new rows (or, on a replay, the stored rows).
   bool has_pending = false;         // Some unfinished event of the current lifetime exists.
 };
@@ -58,7 +60,8 @@ struct [[nodiscard]] StateResult {
   std::optional<std::int64_t> clear_index; // Present only when the session was cleared.
 };
 
-struct [[nodiscard]] ClearResult {
+// Not [[nodiscard]]: a clear is commonly called for its effect alone.
+struct ClearResult {
   bool cleared = false;
   std::int64_t index = 0;        // The head after the call.
   std::int64_t clear_index = 0;  // The boundary after the call.
@@ -91,5 +94,12 @@ constexpr std::string_view to_string(FailVerdict v) {
   }
   return "unknown";
 }
+
+// Verdicts print as their wire words (test failure messages, logs).
+inline std::ostream& operator<<(std::ostream& out, ClaimVerdict v) { return out << to_string(v); }
+inline std::ostream& operator<<(std::ostream& out, CompleteVerdict v) {
+  return out << to_string(v);
+}
+inline std::ostream& operator<<(std::ostream& out, FailVerdict v) { return out << to_string(v); }
 
 }  // namespace a2
