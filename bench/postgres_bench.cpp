@@ -352,8 +352,8 @@ int run(const a2::bench::Args& args) {
 
   // ---- The ceiling: pgbench, one single-row INSERT per transaction. ----
   // And two floors: pgbench calling a function that does only what an append of one event must
-  // do under the seed's protocol (CONTRACT.md 6): the per-session advisory lock, the head read
-  // and the insert of the row into a2_events (one statement), and the NOTIFY; once with the
+  // do under the seed's protocol (docs/postgres-layout.md): the per-session advisory lock, the head
+  // read and the insert of the row into a2_events (one statement), and the NOTIFY; once with the
   // NOTIFY and once without it, to show what the wake-up costs.
   note("pgbench ceiling and floors");
   std::string exe = find_pgbench();
@@ -483,7 +483,7 @@ int run(const a2::bench::Args& args) {
                "`floor.sql` = `select a2bench_floor(:client_id, true);` (each pgbench client "
                "appends to its own session, as a2's threads do), `floor_without_notify.sql` the "
                "same with `false`. The function does only what an append of one fresh event "
-               "must do under the seed's protocol (CONTRACT.md 6) and a2's wake-up: the "
+               "must do under the seed's protocol (docs/postgres-layout.md) and a2's wake-up: the "
                "per-session advisory lock, the head read and the insert into a2_events in one "
                "statement after it, and the NOTIFY. No request parsing, no id or cause checks, "
                "no result row, and a prepared statement (`-M prepared`, as a2 prepares its "

@@ -341,8 +341,8 @@ int run(const a2::bench::Args& args) {
 
   // ---- The ceiling: redis-benchmark running EVALSHA of a minimal XADD + HSET script. ----
   // And the layout floor: redis-benchmark running EVALSHA of a script that issues exactly the
-  // commands a2's append of one event must issue on the seed's data layout (CONTRACT.md 5), with
-  // constant arguments and no logic: what any implementation of that layout can reach at most.
+  // commands a2's append of one event must issue on the seed's data layout (docs/redis-layout.md),
+  // with constant arguments and no logic: what any implementation of that layout can reach at most.
   note("redis-benchmark ceiling and layout floor");
   std::string sha = admin.command(
       {"SCRIPT", "LOAD",
@@ -449,7 +449,7 @@ int run(const a2::bench::Args& args) {
   ceiling.print();
   std::cout << "### Layout floor: redis-benchmark, EVALSHA of the commands an append must run\n\n"
                "The commands a2's append of one fresh event issues on the seed's layout "
-               "(CONTRACT.md 5), with constant arguments and no logic, so no implementation "
+               "(docs/redis-layout.md), with constant arguments and no logic, so no implementation "
                "that keeps that layout and its wake-up can be faster: MGET of the counter, "
                "split, clear boundary and id key; XADD of the six stream fields; MSET of the "
                "owner record and the counter; ZADD pending; ZADD ready; PUBLISH of a wake-up "

@@ -2,7 +2,7 @@
 # Install rules (A2_INSTALL): the public headers, the targets a2 / a2_redis / a2_postgres (those
 # built) in the export set a2-targets with namespace a2::, a2-config.cmake (components redis and
 # postgres), a2-config-version.cmake, a2_dependencies.cmake (reused by a2-config.cmake) and the
-# pkg-config file a2.pc for the header-only core, and LICENSE.
+# pkg-config file a2.pc for the header-only core, LICENSE and the specification (docs/*.md).
 include(CMakePackageConfigHelpers)
 
 set(A2_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/a2"
@@ -84,3 +84,10 @@ install(FILES "${PROJECT_BINARY_DIR}/a2.pc"
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE"
         DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/a2"
         COMPONENT a2_development)
+
+# The specification the headers cite (docs/semantics.md, docs/redis-layout.md, ...), next to them.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/a2"
+        COMPONENT a2_development
+        FILES_MATCHING PATTERN "*.md"
+        PATTERN "incoming" EXCLUDE)

@@ -14,7 +14,7 @@
 
 namespace a2::conformance {
 
-inline constexpr std::int64_t kT0 = 1'000'000;  // The fake clock's start (CONTRACT.md 8).
+inline constexpr std::int64_t kT0 = 1'000'000;  // Clock start (docs/semantics.md#scenarios).
 inline constexpr std::int64_t kTtl = 30'000;    // The default lease in scenarios.
 
 // One isolated store with a fake clock at kT0 and ids "g1", "g2", ... Move-only.

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- Appends a batch of events to a session (CONTRACT.md 3.1), or recognises a replay of one.
+-- Appends a batch of events to a session (docs/semantics.md#append), or recognises a replay of one.
 -- KEYS[1] log (p:S:log)  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] meta-split  KEYS[6 + i] id key of event i (p:ids:<escaped id>), i = 1..n
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] n, then 6 per event: id, type, payloadJson,

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
--- Claims every available ready event of a session (CONTRACT.md 3.7): ready, not excluded, and
--- its claim absent or expired. The ready set is a subset of the pending set, so an empty ready
--- set is enough to report 'settled'.
+-- Claims every available ready event of a session (docs/semantics.md#claim_available): ready, not
+-- excluded, and its claim absent or expired. The ready set is a subset of the pending set, so an
+-- empty ready set is enough to report 'settled'.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready  KEYS[6] meta-split
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] excludedCount
 -- ARGV[4 + i] excluded index
@@ -10,7 +10,7 @@
 --   streamEntry) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
 --   { 'missing', index }
 -- 'missing' (a ready index without a stream entry) returns before any buffered write is
--- flushed, so nothing changes (the client maps it to STORE_UNAVAILABLE, CONTRACT.md Q25).
+-- flushed, so nothing changes (the client maps it to STORE_UNAVAILABLE, docs/semantics.md#Q25).
 local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[6]
 --#include json.lua
 -- Fast path, the common claim: no excluded indexes and every ready event's metadata in one hash.

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
--- Clears a session (CONTRACT.md 3.16): appends a clear marker at head + 1 and makes it the new
--- boundary. The old lifetime's log moves aside in one RENAME (to p:S:cleared:<marker>, listed in
--- p:S:cleared), so every read of the log starts at the marker, and its queues are unlinked, so
+-- Clears a session (docs/semantics.md#clear): appends a clear marker at head + 1 and makes it the
+-- new boundary. The old lifetime's log moves aside in one RENAME (to p:S:cleared:<marker>, listed
+-- in p:S:cleared), so every read of the log starts at the marker, and its queues are unlinked, so
 -- claims and pending checks see only the new lifetime; reclaim drains the moved log later.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] meta-split  KEYS[5] id key of the marker id
 -- KEYS[6] pending  KEYS[7] ready
@@ -13,7 +13,7 @@
 -- (boundary == ifLastIndex + 1), ifLastIndex lost the race, nothing to clear, marker id already
 -- owned (any record, even a free one of this session), then apply.
 -- The marker type is the library's kClearEventType (include/a2/types.hpp), substituted at build
--- time (CONTRACT.md Q1).
+-- time (docs/semantics.md#Q1).
 local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[4]
 --#include meta.lua
 --#include wake.lua

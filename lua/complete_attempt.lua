@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- Completes the current attempt of a claimed event and appends its children atomically
--- (CONTRACT.md 3.9), or recognises a retry of a completion whose acknowledgement was lost.
+-- (docs/semantics.md#complete_attempt), or recognises a retry of a completion whose acknowledgement
+-- was lost.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] snapshot-pins:<parent index>  KEYS[7] snapshot-pin-counts  KEYS[8] meta-split
 -- KEYS[8 + i] id key of child i, i = 1..n
@@ -158,7 +159,7 @@ if row[2] then
     if rec[1] ~= ARGV[1] then return { 'partial' } end
     local entries = redis.call('XRANGE', KEYS[1], tostring(rec[2]) .. '-0', tostring(rec[2]) .. '-0')
     if #entries == 0 then return { 'partial' } end
-    -- Hidden in seed-R; CONTRACT.md Q3 resolution (as seed-P does): the stored child must have
+    -- Hidden in seed-R; decision docs/semantics.md#Q3 (as seed-P does): the stored child must have
     -- been written by this completion, i.e. its cause is {index = parent, attempt = attempt}.
     local fields, cause = entries[1][2], nil
     for f = 1, #fields, 2 do
@@ -175,7 +176,7 @@ if row[2] then
     end
     indexes[#indexes + 1] = tostring(rec[2])
   end
-  -- Verdict word hidden in seed-R; CONTRACT.md Q3 resolution: 'dup' followed by the child
+  -- Verdict word hidden in seed-R; decision docs/semantics.md#Q3: 'dup' followed by the child
   -- indexes (the client reads the indexes after the first element).
   local result = { 'dup' }
   for _, idx in ipairs(indexes) do result[#result + 1] = idx end
@@ -201,7 +202,8 @@ redis.call('HDEL', parent_key, parent .. ':ch', parent .. ':ce')
 settle(parent, row[8] or '', row[9])
 release_snapshot_pins(KEYS[6], KEYS[7])
 -- cjson.encode({ index = tonumber(parent), attempt = attempt }): cjson writes a two-key table in
--- its hash order, which for these two keys is always index first (CONTRACT.md 5.2's example).
+-- its hash order, which for these two keys is always index first
+-- (docs/redis-layout.md#value-encodings).
 local cause = '{"index":' .. decimal(tonumber(parent)) .. ',"attempt":' .. decimal(attempt) .. '}'
 local owner_writes, session_json = {}, json_string(ARGV[1])
 for i = 1, n do

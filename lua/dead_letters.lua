@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
--- Lists the dead letters of the current lifetime (CONTRACT.md 3.11), oldest first. Every
--- unfinished event is in the pending set, so the scan is bounded by unfinished work, not history;
--- only dead letters read their full columns.
+-- Lists the dead letters of the current lifetime (docs/semantics.md#dead_letters), oldest first.
+-- Every unfinished event is in the pending set, so the scan is bounded by unfinished work, not
+-- history; only dead letters read their full columns.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] meta-split
 -- No ARGV.
 -- Returns a flat list of pairs (streamEntry, columns) where columns are the 13

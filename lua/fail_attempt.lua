@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- Records a failure of a claimed attempt (CONTRACT.md 3.10); dead-letters the event when the
--- failure count reaches maxFailures.
+-- Records a failure of a claimed attempt (docs/semantics.md#fail_attempt); dead-letters the event
+-- when the failure count reaches maxFailures.
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] pending  KEYS[4] ready  KEYS[5] snapshot-pins:<index>
 -- KEYS[6] snapshot-pin-counts  KEYS[7] meta-split
 -- ARGV[1] index  ARGV[2] attempt  ARGV[3] error text  ARGV[4] maxFailures  ARGV[5] now ms

@@ -1,8 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- Upserts or removes one participant of a session's presence and returns the live map
--- (CONTRACT.md 3.19; the seed's presence scripts are hidden, so this layout is the library's own).
--- Expired entries (expiresAt <= now) are pruned. Presence is not part of the event log: clear and
--- reclaim never touch it.
+-- (docs/semantics.md#patch_presence; the seed's presence scripts are hidden, so this layout is the
+-- library's own). Expired entries (expiresAt <= now) are pruned. Presence is not part of the event
+-- log: clear and reclaim never touch it.
 -- KEYS[1] presence (p:S:presence)
 -- ARGV[1] now ms  ARGV[2] participant  ARGV[3] state JSON, or '' to remove the participant
 -- ARGV[4] expiresAt ms (now + ttl; ignored on removal)  ARGV[5] presence source

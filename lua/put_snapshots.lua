@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- Writes reducer checkpoints for one (session, reducer) and pins them to unfinished events
--- (CONTRACT.md 3.15 steps 3-10). Writes from before the latest clear are dropped, and a head from
--- before it is replaced as if absent (this reducer's history below the boundary is deleted then).
+-- (docs/semantics.md#put_snapshots steps 3-10). Writes from before the latest clear are dropped,
+-- and a head from before it is replaced as if absent (this reducer's history below the boundary is
+-- deleted then).
 -- KEYS[1] snap:<reducer> (head)  KEYS[2] snap-history:<reducer>  KEYS[3] count  KEYS[4] meta
 -- KEYS[5] snapshot-pin-counts  KEYS[6] meta-split
 -- ARGV[1] now ms  ARGV[2] pin key prefix (p:S:snapshot-pins:)  ARGV[3] write count, then per
@@ -83,9 +84,10 @@ if advances and head and
   redis.call('ZADD', KEYS[2], head_index, head)
 end
 
--- The rest is hidden in seed-R; CONTRACT.md Q23 resolution (3.15 steps 9-10): a non-head write
--- replaces any history checkpoint at its index and is kept only while pinned; the head becomes
--- the latest write when it is at or above the current head (updatedAt is in the write's JSON).
+-- The rest is hidden in seed-R; decision docs/semantics.md#Q23 (put_snapshots steps 9-10): a
+-- non-head write replaces any history checkpoint at its index and is kept only while pinned; the
+-- head becomes the latest write when it is at or above the current head (updatedAt is in the
+-- write's JSON).
 for _, write in ipairs(snapshots) do
   if write.index < final_head_index then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], write.index, write.index)

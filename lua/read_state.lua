@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
--- Reads a reducer's checkpoint state for readState (CONTRACT.md 3.13) in one atomic step: the
--- head, the checkpoint to fold from, the log frontier and the clear boundary. Checkpoints from
--- before the boundary are ignored. The boundary key p:S:clear is derived from the count key.
+-- Reads a reducer's checkpoint state for readState (docs/semantics.md#read_state) in one atomic
+-- step: the head, the checkpoint to fold from, the log frontier and the clear boundary. Checkpoints
+-- from before the boundary are ignored. The boundary key p:S:clear is derived from the count key.
 -- KEYS[1] snap:<reducer> (head)  KEYS[2] snap-history:<reducer>  KEYS[3] count
 -- ARGV[1] cap (snapshotThroughIndex ?? throughIndex) or ''
 -- Returns { headIndex|'', checkpointJson|'', count, boundary }; a stored head whose index is not

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- Deletes one reclaim batch (CONTRACT.md 3.17): the listed entries below the latest clear and
--- everything that names them (the 15 metadata suffixes, lane pointers naming them, their pin
+-- Deletes one reclaim batch (docs/semantics.md#reclaim): the listed entries below the latest clear
+-- and everything that names them (the 15 metadata suffixes, lane pointers naming them, their pin
 -- sets, and id records that still name exactly [session, index]: an id reused in the new
 -- lifetime keeps its owner). When the moved log is then empty it is deleted; when no moved log
 -- remains the old checkpoints are swept and done = 1.

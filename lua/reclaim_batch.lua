@@ -1,8 +1,8 @@
 -- SPDX-License-Identifier: MIT
--- Finds the next reclaim batch (CONTRACT.md 3.17): a moved (cleared) log and up to a page of its
--- [index, id] pairs, without payloads. Empty moved logs met on the way are deleted and removed
--- from p:S:cleared; with none left it sweeps the old checkpoints and returns nothing, so a retry
--- finishes an interrupted deletion. The session prefix is derived from the count key.
+-- Finds the next reclaim batch (docs/semantics.md#reclaim): a moved (cleared) log and up to a page
+-- of its [index, id] pairs, without payloads. Empty moved logs met on the way are deleted and
+-- removed from p:S:cleared; with none left it sweeps the old checkpoints and returns nothing, so a
+-- retry finishes an interrupted deletion. The session prefix is derived from the count key.
 -- KEYS[1] count
 -- ARGV[1] page size (READ_PAGE_SIZE, 256)
 -- Returns {} (never cleared, or nothing left: the sweep ran) |

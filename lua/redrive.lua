@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- Redrives a dead letter (CONTRACT.md 3.12): 'retry' makes it claimable again (failedAt and the
--- failure count removed; ready when unlaned or its lane's head), 'skip' settles it
+-- Redrives a dead letter (docs/semantics.md#redrive): 'retry' makes it claimable again (failedAt
+-- and the failure count removed; ready when unlaned or its lane's head), 'skip' settles it
 -- (processedAt = now) and hands its lane to the next unfinished event. Acts only on an
 -- unfinished, dead-lettered event above the clear boundary; anything else is left unchanged.
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] pending  KEYS[4] ready  KEYS[5] meta-split

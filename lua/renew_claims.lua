@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- Extends the leases of live claims held by `holder` (CONTRACT.md 3.8).
+-- Extends the leases of live claims held by `holder` (docs/semantics.md#renew_claims).
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] n, then per claim:
 -- ARGV[4 + 2i - 1] index, ARGV[4 + 2i] attempt
@@ -8,7 +8,7 @@
 -- another reason are in neither list).
 -- A claim is renewed iff expiresAt > now, the event is neither processed nor dead-lettered, the
 -- holder matches, the lease is still live (ce > now) and attemptCount EQUALS the attempt
--- (CONTRACT.md Q11 resolution; seed-R accepted attemptCount <= attempt). attemptCount > attempt
+-- (decision docs/semantics.md#Q11; seed-R accepted attemptCount <= attempt). attemptCount > attempt
 -- is superseded.
 local COUNTER, META, SPLIT = KEYS[1], KEYS[2], KEYS[3]
 --#include meta.lua

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: MIT
--- read_states (and read_state): one statement for many sessions of one reducer (CONTRACT.md
--- 3.13, 3.14). Per request one header row (row_order 0: head index, snapshot, boundary) and its
--- event rows (row_order 1), ordered by position, row_order, idx.
+-- read_states (and read_state): one statement for many sessions of one reducer
+-- (docs/semantics.md#read_state, docs/postgres-layout.md#statements). Per request one header row
+-- (row_order 0: head index, snapshot, boundary) and its event rows (row_order 1), ordered by
+-- position, row_order, idx.
 -- $1 jsonb array of {position, s, through, snap}  $2 reducer
 with request as materialized (
   select r.position, r.s as session_id, r.through as through_index,

@@ -1,12 +1,13 @@
 -- SPDX-License-Identifier: MIT
--- The a2 Postgres schema (CONTRACT.md section 6): tables of experimental-a2 0.18.0 and one
+-- The a2 Postgres schema (docs/postgres-layout.md): tables of experimental-a2 0.18.0 and one
 -- server-side function per write operation. Idempotent: applied by open() on every start, in the
 -- schema named by Options::schema (the connection's search_path), under an advisory lock.
 --
 -- Every write function takes one jsonb argument and returns jsonb, so each write operation is
 -- one round trip in autocommit. Inside a plpgsql function every statement takes a fresh snapshot
 -- (READ COMMITTED), so a boundary read by a statement that starts after the session lock sees
--- every clear that committed while the lock was awaited (CONTRACT.md 6.2).
+-- every clear that committed while the lock was awaited
+-- (docs/postgres-layout.md#reading-the-boundary).
 --
 -- Cost rules (Postgres 15; every write is on the hot path):
 -- - Helpers are plpgsql, never `language sql`: a SQL function that cannot be inlined (one with a
@@ -154,7 +155,7 @@ end $$;
 -- their ids: their ids are released here so they can be reused. Such rows are never waited on
 -- (cleared work holding one may itself wait for the session lock the caller holds). The seed
 -- deletes them; renaming their id to a tombstone instead leaves the old event for reclaim, so
--- reclaim's total stays "every old event" (CONTRACT.md Q12) on every backend. A tombstone is
+-- reclaim's total stays "every old event" (docs/semantics.md#Q12) on every backend. A tombstone is
 -- longer than any caller id can be (kMaxEventIdBytes = 256), so it never collides with one.
 create or replace function a2_live_owners(s text, ci bigint, ids text[])
 returns setof a2_events language plpgsql as $$

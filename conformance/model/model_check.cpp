@@ -2,7 +2,7 @@
 // The model-based check: seeded random operation sequences run against the backend under test and
 // against the in-memory reference backend side by side. After every step the two must agree on
 // the operation's result and on everything observable about every session, and the invariants of
-// CONTRACT.md section 7 must hold.
+// docs/semantics.md#invariants must hold.
 //
 // Environment: A2_MODEL_SEED (default: a fresh seed, printed), A2_MODEL_STEPS (operations per
 // run), A2_MODEL_RUNS (runs with consecutive seeds). Defaults: 4 runs of 1500 steps in optimized
@@ -53,7 +53,7 @@ Json outcome(F&& f) {
 }
 
 // Clear markers take their ids from the store's IdSource, which backends may consume at different
-// moments (CONTRACT.md Q27); every other id is supplied by the check. Markers are compared by
+// moments (docs/semantics.md#Q27); every other id is supplied by the check. Markers are compared by
 // everything but their id.
 Json rows_json(const std::vector<StoredEvent>& rows) {
   Json out = Json::array();
@@ -407,7 +407,7 @@ class ModelRun {
       });
   }
 
-  // Reclaim batches differ by backend (CONTRACT.md Q12): compare whole loops.
+  // Reclaim batches differ by backend (docs/semantics.md#Q12): compare whole loops.
   void op_reclaim() {
     const auto& s = any_session();
     both("reclaim loop " + s, [&](Store& st) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 1-28 (CONTRACT.md 8.1): append, replays, ownership, causes, lanes.
+// Conformance scenarios 1-28 (docs/semantics.md#append-scenarios): append, replays, ownership,
+// causes, lanes.
 
 #include <catch2/catch.hpp>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 43-62 (CONTRACT.md 8.3): claim_available and renew_claims.
+// Conformance scenarios 43-62 (docs/semantics.md#claim-and-renewal-scenarios): claim_available and
+// renew_claims.
 
 #include <catch2/catch.hpp>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// CONTRACT.md 8.7: clear (scenarios 106-119).
+// docs/semantics.md#clear-scenarios: clear (scenarios 106-119).
 
 #include <catch2/catch.hpp>
 

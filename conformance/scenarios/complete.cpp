@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 63-78: complete_attempt (CONTRACT.md 3.9, 8.4).
+// Conformance scenarios 63-78: complete_attempt (docs/semantics.md#complete_attempt,
+// docs/semantics.md#completion-scenarios).
 
 #include <catch2/catch.hpp>
 

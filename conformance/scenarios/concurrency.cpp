@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// CONTRACT.md 8.9: concurrency and lost acknowledgements (scenarios 131-141; 136 and 137 are
-// Redis-only and live with the Redis tests). Threads share one store; Catch2 assertions run on
-// the main thread only, after the threads joined.
+// docs/semantics.md#concurrency-and-lost-acknowledgement-scenarios: concurrency and lost
+// acknowledgements (scenarios 131-141; 136 and 137 are Redis-only and live with the Redis tests).
+// Threads share one store; Catch2 assertions run on the main thread only, after the threads joined.
 
 #include <atomic>
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 79-92: fail_attempt, dead_letters and redrive (CONTRACT.md 3.10-3.12,
-// 8.5).
+// Conformance scenarios 79-92: fail_attempt, dead_letters and redrive 
+// (docs/semantics.md#failure-dead-letter-and-redrive-scenarios).
 
 #include <catch2/catch.hpp>
 

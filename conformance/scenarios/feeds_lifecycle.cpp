@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// CONTRACT.md 8.11: feeds, presence and lifecycle (scenarios 148-151).
+// docs/semantics.md#feed-presence-and-lifecycle-scenarios: feeds, presence and lifecycle (scenarios
+// 148-151).
 
 #include <catch2/catch.hpp>
 #include <chrono>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 29-39 and 42 (CONTRACT.md 8.2): ranges, paging, chunking, the clear
-// boundary, tails, feed pages and frozen bounds. 40 and 41 are Redis-only (test/redis/).
+// Conformance scenarios 29-39 and 42 (docs/semantics.md#read-scenarios): ranges, paging, chunking,
+// the clear boundary, tails, feed pages and frozen bounds. 40 and 41 are Redis-only (test/redis/).
 
 #include <algorithm>
 #include <atomic>

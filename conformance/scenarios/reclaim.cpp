@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// CONTRACT.md 8.8: reclaim (scenarios 120-130; the Redis/Postgres key and row checks of 125,
-// 129 and 130 live with the backend tests).
+// docs/semantics.md#reclaim-scenarios: reclaim (scenarios 120-130; the Redis/Postgres key and row
+// checks of 125, 129 and 130 live with the backend tests).
 
 #include <catch2/catch.hpp>
 #include <thread>

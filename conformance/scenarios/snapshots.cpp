@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 93-105: put_snapshots, read_state and read_states (CONTRACT.md
-// 3.13-3.15, 8.6).
+// Conformance scenarios 93-105: put_snapshots, read_state and read_states 
+// (docs/semantics.md#snapshot-and-state-scenarios).
 
 #include <catch2/catch.hpp>
 

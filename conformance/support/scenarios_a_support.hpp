@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Extra helpers for the append, read and claim scenarios (CONTRACT.md 8.1-8.3).
+// Extra helpers for the append, read and claim scenarios (docs/semantics.md#scenarios).
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Extra helpers for the completion, failure/redrive and snapshot scenarios (CONTRACT.md 8.4-8.6).
+// Extra helpers for the completion, failure/redrive and snapshot scenarios
+// (docs/semantics.md#scenarios).
 
 #include <cstdint>
 #include <optional>

@@ -2,7 +2,7 @@
 #pragma once
 
 // Helpers for the clear, reclaim, concurrency, feed/lifecycle and bad-input scenarios
-// (CONTRACT.md 8.7-8.11).
+// (docs/semantics.md#scenarios).
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -126,7 +126,8 @@ inline std::vector<std::string> bad_texts(std::size_t max, bool allow_empty = fa
   return out;
 }
 
-// Session ids the validator must refuse (CONTRACT.md 5.1: no id may spell another session's keys).
+// Session ids the validator must refuse (docs/redis-layout.md#keys: no id may spell another
+// session's keys).
 inline std::vector<std::string> bad_session_ids() {
   return {"",           std::string(kMaxSessionIdBytes + 1, 's'),
           "a b",        "a'b",

@@ -7,7 +7,7 @@
 
 namespace a2 {
 
-// The error codes of the contract (CONTRACT.md section 4). Only store_unavailable is retryable.
+// The error codes of the contract (docs/semantics.md#errors). Only store_unavailable is retryable.
 enum class ErrorCode {
   invalid_argument,         // Bad input, or the contract's TypeError cases. Nothing changed.
   store_unavailable,        // Transport failure, timeout, server error, closed store. Retryable.

@@ -10,7 +10,7 @@
 #include "a2/store.hpp"
 
 // The Postgres backend (component a2::postgres): tables a2_events, a2_snapshots, ... as in
-// experimental-a2 0.18.0 (CONTRACT.md section 6), each write one server-side function call.
+// experimental-a2 0.18.0 (docs/postgres-layout.md), each write one server-side function call.
 namespace a2::postgres {
 
 struct Options {

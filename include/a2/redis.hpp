@@ -10,7 +10,7 @@
 #include "a2/store.hpp"
 
 // The Redis backend (component a2::redis): the log is a Redis stream, every write one Lua
-// script run by SHA. Data-compatible with experimental-a2 0.18.0 (CONTRACT.md section 5).
+// script run by SHA. Data-compatible with experimental-a2 0.18.0 (docs/redis-layout.md).
 // Single-node Redis only (the scripts derive keys, which Redis Cluster forbids).
 namespace a2::redis {
 

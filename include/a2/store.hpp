@@ -25,7 +25,7 @@ namespace a2 {
 // A durable store of sessions: per session an append-only log of densely indexed events that
 // doubles as a work queue (claims, completions with child events, failures, dead letters,
 // lanes), reducer checkpoints, clears with batched reclaim, live feeds and presence.
-// CONTRACT.md is the specification; the conformance suite is its executable form.
+// docs/semantics.md is the specification; the conformance suite is its executable form.
 //
 // Thread safety: every Store is safe for concurrent use from many threads without external
 // synchronization. Each write is atomic and linearizable per session.
@@ -81,7 +81,7 @@ class Store {
     return do_read_history(std::string(session_id), options);
   }
 
-  // read() with explicit bounds (CONTRACT.md 3.4).
+  // read() with explicit bounds (docs/semantics.md#read_range).
   std::vector<StoredEvent> read_range(std::string_view session_id, std::int64_t after_index,
                                       std::optional<std::int64_t> through_index = std::nullopt) {
     ReadOptions options{.after_index = after_index, .through_index = through_index};
@@ -92,7 +92,7 @@ class Store {
 
   // The events from_index..min(through_index, head) if they fit one page of 256 and lie in the
   // current lifetime; [] when no event of the lifetime is in range; std::nullopt otherwise
-  // (too many, or from_index below the lifetime's start). CONTRACT.md 3.5.
+  // (too many, or from_index below the lifetime's start). docs/semantics.md#read_tail.
   std::optional<std::vector<Event>> read_tail(
       std::string_view session_id, std::int64_t from_index,
       std::optional<std::int64_t> through_index = std::nullopt) {
@@ -244,7 +244,7 @@ class Store {
       for (auto p : w.pin_event_indexes) detail::check_integer(op, "pinned event index", p, 1);
     }
     ensure_open(op);
-    // Normalize (CONTRACT.md 3.15 step 1): the last write per index wins, ascending.
+    // Normalize (docs/semantics.md#put_snapshots step 1): the last write per index wins, ascending.
     std::vector<SnapshotWrite> normalized;
     for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
       bool seen = false;
@@ -258,7 +258,7 @@ class Store {
   }
 
   // Appends a clear marker at head+1 and moves the boundary there: the old lifetime's events,
-  // work and checkpoints become invisible. See ClearResult and CONTRACT.md 3.16.
+  // work and checkpoints become invisible. See ClearResult and docs/semantics.md#clear.
   // Throws SupersededAttempt (stale cause), PartialDuplicateBatch (marker id taken),
   // InvalidArgument (cause above the head), Unavailable. Retry-safe with if_last_index.
   ClearResult clear(const ClearRequest& request) {

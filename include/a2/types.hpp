@@ -16,7 +16,7 @@ namespace a2 {
 
 using Json = nlohmann::json;
 
-// Type of the marker event a clear appends (CONTRACT.md Q1). Reserved: the runtime should not
+// Type of the marker event a clear appends (docs/semantics.md#Q1). Reserved: the runtime should not
 // append events of this type itself (the store does not stop it, as in the original).
 inline constexpr const char* kClearEventType = "a2.clear";
 
@@ -53,7 +53,7 @@ struct Event {
   std::int64_t created_at = 0;  // Milliseconds since the Unix epoch.
 };
 
-// An event with its work metadata (CONTRACT.md 2.3). Absent values are std::nullopt.
+// An event with its work metadata (docs/semantics.md#storedevent). Absent values are std::nullopt.
 struct StoredEvent : Event {
   std::optional<EventCause> cause;
   std::optional<std::string> lane;
@@ -74,7 +74,7 @@ struct StoredEvent : Event {
   std::optional<std::int64_t> clear_index;
 };
 
-// A feed row with the payload left as the stored JSON text (CONTRACT.md 2.2).
+// A feed row with the payload left as the stored JSON text (docs/semantics.md#serializedevent).
 struct SerializedEvent {
   std::string id;
   std::string type;

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- PRESENCE_LUA (not in seed-R, whose presence scripts are hidden; CONTRACT.md 3.19 / Q17):
+-- PRESENCE_LUA (not in seed-R, whose presence scripts are hidden; docs/semantics.md#Q17):
 -- helpers for the presence hash p:S:presence. Field = participant; value = the JSON text
 --   {"state":<state JSON verbatim>,"expiresAt":<ms>,"source":<source JSON string>}
 -- built by concatenation, so the state text round-trips byte for byte (cjson would re-encode

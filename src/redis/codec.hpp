@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Decoding of Redis replies into the backend's values (CONTRACT.md 5.1-5.2, 5.10): stream
-// entries, metadata columns, integers that arrive as integers or strings. Every malformed value
-// throws Unavailable: stored data the store cannot read is a store failure, not bad input.
+// Decoding of Redis replies into the backend's values (docs/redis-layout.md#per-event-metadata,
+// docs/redis-layout.md#value-encodings): stream entries, metadata columns, integers that arrive
+// as integers or strings. Every malformed value throws Unavailable: stored data the store cannot
+// read is a store failure, not bad input.
 
 #include <array>
 #include <cstdint>

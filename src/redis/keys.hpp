@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Redis key names of the backend (CONTRACT.md 5.1), kept identical to experimental-a2 0.18.
+// Redis key names of the backend (docs/redis-layout.md#keys), kept identical to experimental-a2
+// 0.18.
 
 #include <cstdint>
 #include <string>

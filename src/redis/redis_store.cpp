@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The Redis backend: every write is one Lua script run by SHA (CONTRACT.md 5.5), reads are
-// pipelined XRANGE/HMGET pages (5.7) with the range-gap retry (5.9), live feeds combine pub/sub
-// wake-ups with XRANGE catch-up (5.6).
+// The Redis backend: every write is one Lua script run by SHA (docs/redis-layout.md#scripts),
+// reads are pipelined XRANGE/HMGET pages (docs/redis-layout.md#reads) with the range-gap retry
+// (docs/redis-layout.md#range-gaps), live feeds combine pub/sub wake-ups with XRANGE catch-up
+// (docs/redis-layout.md#live-feeds).
 
 #include <algorithm>
 #include <atomic>
@@ -32,7 +33,7 @@ using detail::Reply;
 constexpr std::int64_t kReadPageSize = 256;
 constexpr std::int64_t kFeedPageSize = 1000;
 constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip.
-// Presence entries written by this library carry this source tag (CONTRACT.md 3.19).
+// Presence entries written by this library carry this source tag (docs/redis-layout.md#presence).
 constexpr std::string_view kPresenceSource = "a2-cpp";
 constexpr auto kFeedWaitSlice = std::chrono::milliseconds(50);  // cancel()/close() latency.
 
@@ -40,7 +41,8 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::string session_text(const std::string& s) { return "session '" + s + "'"; }
 
-// A read met a gap: a clear moved the log while the read ran (5.9). Still a store_unavailable
+// A read met a gap: a clear moved the log while the read ran
+// (docs/redis-layout.md#range-gaps). Still a store_unavailable
 // when it escapes; retry_after_gap() retries the whole read once.
 class RangeGap : public Unavailable {
  public:

@@ -2,9 +2,9 @@
 #pragma once
 
 // Test-only hooks of the Redis backend: the store calls the installed hook at named stages so a
-// test can interleave another operation exactly there (CONTRACT.md 8.2 scenario 40, 8.9
-// scenarios 136/137). Internal: not installed, only tests include it. No hook is installed in
-// production, where a stage costs one relaxed atomic load.
+// test can interleave another operation exactly there (scenarios docs/semantics.md#S40,
+// docs/semantics.md#S136 and docs/semantics.md#S137). Internal: not installed, only tests include
+// it. No hook is installed in production, where a stage costs one relaxed atomic load.
 //
 // Stages (the session id is passed along):
 //   "read_bounds"      right after the bounds MGET of read, read_range, read_history and the

@@ -48,7 +48,8 @@ if(STEP STREQUAL "install")
       include/a2/detail/memory_store.hpp include/a2/redis.hpp include/a2/postgres.hpp
       ${LIBDIR}/cmake/a2/a2-config.cmake ${LIBDIR}/cmake/a2/a2-config-version.cmake
       ${LIBDIR}/cmake/a2/a2-targets.cmake ${LIBDIR}/cmake/a2/a2_dependencies.cmake
-      ${LIBDIR}/pkgconfig/a2.pc share/doc/a2/LICENSE)
+      ${LIBDIR}/pkgconfig/a2.pc share/doc/a2/LICENSE share/doc/a2/README.md
+      share/doc/a2/semantics.md share/doc/a2/redis-layout.md share/doc/a2/postgres-layout.md)
   if(REDIS)
     list(APPEND _expected ${LIBDIR}/liba2_redis.a)
   endif()

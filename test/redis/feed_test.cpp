@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Live feeds on Redis (CONTRACT.md 3.18, 5.6): wake-ups deliver inline events, oversized or
+// Live feeds on Redis (docs/semantics.md#subscribe,
+// docs/redis-layout.md#live-feeds): wake-ups deliver inline events, oversized or
 // non-continuous wake-ups fall back to XRANGE, lost wake-ups only delay (safety poll), and
 // cancel() wakes a waiting next().
 #include <sstream>

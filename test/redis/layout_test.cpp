@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The stored layout is the original package's (CONTRACT.md 5.1-5.3): key names, id keys and
+// The stored layout is the original package's (docs/redis-layout.md#keys): key names, id keys and
 // their escaping, owner records, metadata chunks and split, lane pointers, stored integers.
 #include <map>
 

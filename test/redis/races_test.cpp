@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Races placed exactly with the backend's test hook (src/redis/test_hooks.hpp): a clear between a
-// read's bounds and its pages (range gap, 5.9) and between a replay verdict and its read (3.1,
-// 3.9).
+// read's bounds and its pages (docs/redis-layout.md#range-gaps) and between a replay verdict and
+// its read (docs/semantics.md#append step 5, docs/semantics.md#complete_attempt step 3).
 #include <atomic>
 
 #include "redis/test_hooks.hpp"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Reclaim leaves nothing of the old lifetimes in Redis (CONTRACT.md 3.17, 8.8 [R] parts).
+// Reclaim leaves nothing of the old lifetimes in Redis (docs/semantics.md#reclaim, the [R] parts of
+// the reclaim scenarios docs/semantics.md#S125, #S129, #S130).
 #include <set>
 
 #include "support.hpp"

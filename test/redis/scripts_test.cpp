@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Scripts run by SHA: the text is sent only after the server answered NOSCRIPT (5.10).
+// Scripts run by SHA: the text is sent only after the server answered NOSCRIPT
+// (docs/redis-layout.md#scripts).
 #include <sstream>
 
 #include "support.hpp"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Wake-up messages on <p>:<S>:notify (CONTRACT.md 5.6, 8.10), read by a raw subscriber.
+// Wake-up messages on <p>:<S>:notify (docs/redis-layout.md#wake-up-messages,
+// scenarios docs/semantics.md#S142 to S147), read by a raw subscriber.
 #include "support.hpp"
 
 namespace a2::redis_test {

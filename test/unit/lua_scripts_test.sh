@@ -4,7 +4,7 @@
 # Loads every composed Lua script into a real redis-server, checks that the SHA1 Redis returns is
 # the generated one, and exercises append / claim / renew / complete / fail / dead letters /
 # redrive / snapshots / clear / reclaim / presence with EVALSHA using the KEYS/ARGV layouts of
-# CONTRACT.md 5.5, checking replies and the stored keys (CONTRACT.md 5.1-5.3).
+# docs/redis-layout.md#scripts, checking replies and the stored keys (docs/redis-layout.md#keys).
 #
 # Usage: lua_scripts_test.sh <source root> [port]
 # Composes every <source root>/lua/*.lua exactly as the build embeds it (cmake -P

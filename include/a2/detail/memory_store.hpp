@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The in-memory reference backend (CONTRACT.md 3.21): the whole contract on plain standard
-// containers, no server, nothing persisted. It is the backend the Redis and Postgres stores are
-// compared against, so it is written for clarity: every operation states its verdicts in the
-// contract's order, and derived sets (ready events, lane heads) are computed from the stored
+// The in-memory reference backend (docs/semantics.md#the-reference-backend): the whole contract on
+// plain standard containers, no server, nothing persisted. It is the backend the Redis and Postgres
+// stores are compared against, so it is written for clarity: every operation states its verdicts in
+// the contract's order, and derived sets (ready events, lane heads) are computed from the stored
 // rows instead of being maintained incrementally.
 //
 // Included at the end of a2/memory.hpp; use a2::memory::open().
@@ -167,7 +167,7 @@ class MemoryStore final : public Store {
   }
 
  protected:
-  // ---- append (3.1) ------------------------------------------------------------------------
+  // ---- append (docs/semantics.md#append) --------------------------------------------------------
 
   AppendResult do_append(const std::string& session_id, std::vector<NewEvent> events,
                          const AppendOptions& options) override {
@@ -224,7 +224,7 @@ class MemoryStore final : public Store {
     return result;
   }
 
-  // ---- reads (3.2-3.6) ---------------------------------------------------------------------
+  // ---- reads (docs/semantics.md#read to #read_feed_page) ----------------------------------------
 
   std::vector<StoredEvent> do_read(const std::string& session_id,
                                    const ReadOptions& options) override {
@@ -239,7 +239,8 @@ class MemoryStore final : public Store {
     return out;
   }
 
-  // Rows with max(after_index, clear_index - 1) < index <= min(through_index, head) (3.2).
+  // Rows with max(after_index, clear_index - 1) < index <= min(through_index, head)
+  // (docs/semantics.md#read).
   std::vector<StoredEvent> read_rows(std::string_view op, const std::string& session_id,
                                      const ReadOptions& options) {
     std::lock_guard lock(core_->mutex);
@@ -259,7 +260,7 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("read_tail");
     const MemorySession& s = session_view(session_id);
-    // CONTRACT.md 3.5, backend-neutral restatement.
+    // docs/semantics.md#read_tail.
     const std::int64_t hi = std::min(through_index.value_or(s.head), s.head);
     const std::int64_t lo = std::max(from_index, s.clear_index);
     auto first = s.events.lower_bound(lo);
@@ -295,7 +296,7 @@ class MemoryStore final : public Store {
     return out;
   }
 
-  // ---- claims (3.7, 3.8) -------------------------------------------------------------------
+  // ---- claims (docs/semantics.md#claim_available, #renew_claims) --------------------------------
 
   ClaimResult do_claim_available(const ClaimRequest& request) override {
     std::lock_guard lock(core_->mutex);
@@ -371,7 +372,7 @@ class MemoryStore final : public Store {
     return result;
   }
 
-  // ---- completion (3.9) --------------------------------------------------------------------
+  // ---- completion (docs/semantics.md#complete_attempt) ------------------------------------------
 
   CompleteResult do_complete_attempt(const CompleteRequest& request) override {
     std::lock_guard lock(core_->mutex);
@@ -451,7 +452,7 @@ class MemoryStore final : public Store {
     return result;
   }
 
-  // ---- failure, dead letters, redrive (3.10-3.12) ------------------------------------------
+  // ---- failure, dead letters, redrive (docs/semantics.md#fail_attempt to #redrive) --------------
 
   FailResult do_fail_attempt(const FailRequest& request) override {
     std::lock_guard lock(core_->mutex);
@@ -519,7 +520,7 @@ class MemoryStore final : public Store {
     return result(true);
   }
 
-  // ---- snapshots and state (3.13-3.15) -----------------------------------------------------
+  // ---- snapshots and state (docs/semantics.md#read_state to #put_snapshots) ---------------------
 
   StateResult do_read_state(const std::string& session_id, const std::string& reducer,
                             const StateOptions& options) override {
@@ -586,7 +587,7 @@ class MemoryStore final : public Store {
     if (writes_head) r.head = MemoryCheckpoint{latest.index, latest.state, now};
   }
 
-  // ---- clear and reclaim (3.16, 3.17) ------------------------------------------------------
+  // ---- clear and reclaim (docs/semantics.md#clear, #reclaim) ------------------------------------
 
   ClearResult do_clear(const ClearRequest& request) override {
     std::lock_guard lock(core_->mutex);
@@ -660,7 +661,7 @@ class MemoryStore final : public Store {
     return result;
   }
 
-  // ---- feeds, presence, close (3.18-3.20) --------------------------------------------------
+  // ---- feeds, presence, close (docs/semantics.md#subscribe to #close) ---------------------------
 
   std::unique_ptr<Feed> do_subscribe(const std::string& session_id,
                                      std::int64_t after_index) override {
@@ -732,7 +733,8 @@ class MemoryStore final : public Store {
                                  request.session_id + "'");
   }
 
-  // The fence of a cause (append 3.1 step 3, clear 3.16 step 2): boundary, range, attempt.
+  // The fence of a cause (docs/semantics.md#append step 3, #clear step 2): boundary, range,
+  // attempt.
   void check_cause(const std::string& session_id, const MemorySession& s,
                    const EventCause& cause) const {
     if (cause.index <= s.clear_index) throw superseded_attempt(cause, session_id);
@@ -768,8 +770,9 @@ class MemoryStore final : public Store {
     return out;
   }
 
-  // Append replay (3.1 step 5, Q6): the owners must be exactly n consecutive indexes whose rows
-  // match the request position by position (id, type, lane, cause; not the payload).
+  // Append replay (docs/semantics.md#append step 5, Q6): the owners must be exactly n consecutive
+  // indexes whose rows match the request position by position (id, type, lane, cause; not the
+  // payload).
   AppendResult replay_append(const std::string& session_id, const MemorySession& s,
                              const std::vector<NewEvent>& events,
                              std::vector<std::int64_t> owned) const {
@@ -796,8 +799,8 @@ class MemoryStore final : public Store {
     return it != r.pin_counts.end() && it->second > 0;
   }
 
-  // Pin release (3.15): on completion and dead-lettering of event `index`. A checkpoint whose
-  // last pin goes loses its history copy; a head is never deleted here.
+  // Pin release (docs/semantics.md#pin-release): on completion and dead-lettering of event `index`.
+  // A checkpoint whose last pin goes loses its history copy; a head is never deleted here.
   static void release_pins(MemorySession& s, std::int64_t index) {
     auto found = s.pins.find(index);
     if (found == s.pins.end()) return;
