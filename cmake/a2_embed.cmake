@@ -7,9 +7,9 @@
 # `foo_bar.<ext>` of FILES an `inline constexpr a2::detail::EmbeddedText kFooBar{name, sha1, text}`
 # in <NAMESPACE> (struct in src/common/embedded.hpp). The text is composed first (see
 # cmake/a2_embed_file.cmake): a line `--#include <fragment>` is replaced by that fragment from
-# SEARCH_DIR (searched recursively, each fragment at most once per file), and `@A2_CLEAR_EVENT_TYPE@`
-# by kClearEventType from include/a2/types.hpp. The SHA1 is of the composed text, so EVALSHA of
-# `.sha1` matches SCRIPT LOAD of `.text`.
+# SEARCH_DIR (searched recursively, each fragment at most once per file). The SHA1 is of the
+# composed text, so EVALSHA of `.sha1` matches SCRIPT LOAD of `.text`. (The clear marker type is
+# no longer substituted: it is a store option passed to the clear script and function.)
 #
 # The target gets the generated directory and ${PROJECT_SOURCE_DIR}/src as PRIVATE include
 # directories, so its sources write `#include "<HEADER>"`. Editing any FILES or SEARCH_DIR file,

@@ -17,16 +17,6 @@ if(DEFINED A2_EMBED_CONFIG)
   include("${A2_EMBED_CONFIG}")
 endif()
 
-# kClearEventType, defined once in C++ (include/a2/types.hpp).
-function(_a2_clear_event_type out)
-  file(STRINGS "${A2_EMBED_types_hpp}" lines REGEX "kClearEventType *=")
-  string(REGEX MATCH "kClearEventType *= *\"([^\"]*)\"" matched "${lines}")
-  if(NOT matched OR CMAKE_MATCH_1 STREQUAL "")
-    message(FATAL_ERROR "a2_embed: cannot find kClearEventType in ${A2_EMBED_types_hpp}")
-  endif()
-  set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
-
 # The file a `--#include <name>` refers to: <search dir>/<name>, else the single file named <name>
 # anywhere under the search dir.
 function(_a2_find_fragment name includer out)
@@ -117,8 +107,6 @@ function(_a2_composed_text file out)
   endif()
   set(_a2_included "")
   _a2_compose("${text}" "${file}" text)
-  _a2_clear_event_type(clear_event_type)
-  string(REPLACE "@A2_CLEAR_EVENT_TYPE@" "${clear_event_type}" text "${text}")
   set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 

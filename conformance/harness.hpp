@@ -26,6 +26,11 @@ struct Fixture {
   Store& operator*() const { return *store; }
 };
 
+// Store options a scenario may set; each backend maps them to its own Options.
+struct StoreSettings {
+  std::string clear_event_type = kClearEventType;
+};
+
 // A backend under test. Implementations start their server (if any) once per executable, on
 // first use, and stop it at exit. Thread-safe.
 class Backend {
@@ -34,7 +39,9 @@ class Backend {
   // "memory", "redis", "postgres": also the ctest label.
   virtual std::string name() const = 0;
   // A fresh, empty store isolated from every other (new instance / key prefix / schema).
-  virtual Fixture fresh() = 0;
+  Fixture fresh() { return fresh(StoreSettings{}); }
+  // The same, opened with `settings`. Throws what the backend's open() throws.
+  virtual Fixture fresh(const StoreSettings& settings) = 0;
 };
 
 // Defined once per executable by conformance/backends/<name>.cpp.
@@ -42,5 +49,6 @@ Backend& backend();
 
 // Shorthand for the scenarios.
 inline Fixture fresh() { return backend().fresh(); }
+inline Fixture fresh(const StoreSettings& settings) { return backend().fresh(settings); }
 
 }  // namespace a2::conformance

@@ -113,7 +113,7 @@ for i = 1, n do
     local rec = cjson.decode(owners[i])
     if rec[1] ~= ARGV[1] then return { 'foreign', ARGV[3 + (i - 1) * 6 + 1] } end
     dups = dups or {}
-    dups[#dups + 1] = tostring(rec[2])
+    dups[#dups + 1] = decimal(rec[2])
   end
 end
 if dups then
@@ -122,7 +122,7 @@ if dups then
     for i = 1, #dups do res[#res + 1] = dups[i] end
     return res
   end
-  return { 'partial', tostring(#dups) }
+  return { 'partial', decimal(#dups) }
 end
 local origin = ARGV[5 + n * 6]
 if origin and origin ~= '' and tonumber(origin) <= boundary then
@@ -136,7 +136,7 @@ for i = 1, n do
     local pidx = tonumber(parsed.index)
     if not causes then causes, parents = {}, {} end
     causes[#causes + 1] = parsed
-    if pidx >= 1 and pidx <= base then parents[#parents + 1] = tostring(pidx) end
+    if pidx >= 1 and pidx <= base then parents[#parents + 1] = decimal(pidx) end
   end
 end
 local parent_pending = false
@@ -144,13 +144,13 @@ if causes then
   local parent_rows = read_fields(parents, { 'd', 'f', 'p' })
   for _, parsed in ipairs(causes) do
     local pidx = tonumber(parsed.index)
-    if pidx <= boundary then return { 'superseded', tostring(pidx) } end
+    if pidx <= boundary then return { 'superseded', decimal(pidx) } end
     if pidx < 1 or pidx > base then
-      return { 'no_parent', tostring(parsed.index) }
+      return { 'no_parent', decimal(parsed.index) }
     end
-    local row = parent_rows[tostring(pidx)]
+    local row = parent_rows[decimal(pidx)]
     if tonumber(row[1] or '0') ~= tonumber(parsed.attempt) or row[2] then
-      return { 'superseded', tostring(pidx) }
+      return { 'superseded', decimal(pidx) }
     end
     -- A claimed, unprocessed parent is still in the pending set.
     if not row[3] then parent_pending = true end

@@ -98,7 +98,7 @@ if ARGV[4] == '0' then
       result[#result + 1] = decimal(tonumber(fast_bounds[3] or '0'))
       return result
     end
-    if retry_at then return { 'busy', tostring(retry_at) } end
+    if retry_at then return { 'busy', decimal(retry_at) } end
     return { 'settled' }
   end
 end
@@ -154,5 +154,5 @@ if #claimed > 0 then
   result[#result + 1] = decimal(boundary)
   return result
 end
-if retry_at then return { 'busy', tostring(retry_at) } end
+if retry_at then return { 'busy', decimal(retry_at) } end
 return { 'settled' }

@@ -6,14 +6,14 @@
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] meta-split  KEYS[5] id key of the marker id
 -- KEYS[6] pending  KEYS[7] ready
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] ifLastIndex|''  ARGV[4] cause index|''
--- ARGV[5] cause attempt|''  ARGV[6] marker id  ARGV[7] notify channel
+-- ARGV[5] cause attempt|''  ARGV[6] marker id  ARGV[7] notify channel  ARGV[8] marker type
 -- Returns { 'ok', cleared '0'|'1', head, boundary } | { 'no_parent', causeIndex } |
 --   { 'superseded', causeIndex } | { 'foreign' }
 -- Verdict order: cause (boundary, range, attempt/dead letter), ifLastIndex already applied
 -- (boundary == ifLastIndex + 1), ifLastIndex lost the race, nothing to clear, marker id already
 -- owned (any record, even a free one of this session), then apply.
--- The marker type is the library's kClearEventType (include/a2/types.hpp), substituted at build
--- time (docs/semantics.md#Q1).
+-- The marker type is the store's clear_event_type option (default "a2.clear"), which must match
+-- the TypeScript services sharing the database (docs/semantics.md#Q1).
 local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[4]
 --#include meta.lua
 --#include wake.lua
@@ -32,29 +32,32 @@ if ARGV[4] ~= '' then
 end
 local expected = ARGV[3]
 if expected ~= '' and boundary == tonumber(expected) + 1 then
-  return { 'ok', '1', tostring(head), tostring(boundary) }
+  return { 'ok', '1', decimal(head), decimal(boundary) }
 end
 if expected ~= '' and tonumber(expected) ~= head then
-  return { 'ok', '0', tostring(head), tostring(boundary) }
+  return { 'ok', '0', decimal(head), decimal(boundary) }
 end
 if head == 0 or boundary == head then
-  return { 'ok', '1', tostring(head), tostring(boundary) }
+  return { 'ok', '1', decimal(head), decimal(boundary) }
 end
 if counts[4] then return { 'foreign' } end
-local field = tostring(head + 1)
+local field = decimal(head + 1)
 local session = string.sub(COUNTER, 1, -6)
 local moved = session .. 'cleared:' .. field
 redis.call('RENAME', KEYS[1], moved)
 redis.call('UNLINK', KEYS[6], KEYS[7])
 redis.call('SADD', session .. 'cleared', moved)
 redis.call('XADD', KEYS[1], field .. '-0',
-  'id', ARGV[6], 'type', '@A2_CLEAR_EVENT_TYPE@', 'payload', 'null',
+  'id', ARGV[6], 'type', ARGV[8], 'payload', 'null',
   'created_at', ARGV[2], 'cause', '', 'lane', '')
-local writes = { KEYS[5], cjson.encode({ ARGV[1], head + 1 }), COUNTER, field, CLEAR, field }
+-- The owner record [session, index], the bytes cjson.encode({ ARGV[1], head + 1 }) makes below
+-- 10^14 (json.lua), exact above.
+local owner = '[' .. json_string(ARGV[1]) .. ',' .. field .. ']'
+local writes = { KEYS[5], owner, COUNTER, field, CLEAR, field }
 split_write(writes)
 redis.call('MSET', unpack(writes))
 put(mkey(field), field .. ':p', ARGV[2])
 flush()
-wake_add(field, ARGV[6], '@A2_CLEAR_EVENT_TYPE@', 'null')
+wake_add(field, ARGV[6], ARGV[8], 'null')
 wake(ARGV[7], field, ARGV[2])
 return { 'ok', '1', field, field }

@@ -157,7 +157,7 @@ if row[2] then
     if not owners[i] then return { 'partial' } end
     local rec = cjson.decode(owners[i])
     if rec[1] ~= ARGV[1] then return { 'partial' } end
-    local entries = redis.call('XRANGE', KEYS[1], tostring(rec[2]) .. '-0', tostring(rec[2]) .. '-0')
+    local entries = redis.call('XRANGE', KEYS[1], decimal(rec[2]) .. '-0', decimal(rec[2]) .. '-0')
     if #entries == 0 then return { 'partial' } end
     -- Hidden in seed-R; decision docs/semantics.md#Q3 (as seed-P does): the stored child must have
     -- been written by this completion, i.e. its cause is {index = parent, attempt = attempt}.
@@ -174,7 +174,7 @@ if row[2] then
        tonumber(parsed.attempt) ~= attempt then
       return { 'partial' }
     end
-    indexes[#indexes + 1] = tostring(rec[2])
+    indexes[#indexes + 1] = decimal(rec[2])
   end
   -- Verdict word hidden in seed-R; decision docs/semantics.md#Q3: 'dup' followed by the child
   -- indexes (the client reads the indexes after the first element).

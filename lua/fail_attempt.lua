@@ -23,17 +23,17 @@ local attempt = tonumber(ARGV[2])
 local row = read_fields({ field }, { 'a', 'd', 'p', 'f', 'lfa', 'ch' })[field]
 local failures = tonumber(row[1] or '0')
 if row[3] or tonumber(row[2] or '0') ~= attempt then
-  return { 'superseded', tostring(failures) }
+  return { 'superseded', decimal(failures) }
 end
-if row[4] then return { 'dead_lettered', tostring(failures) } end
+if row[4] then return { 'dead_lettered', decimal(failures) } end
 if row[5] and tonumber(row[5]) == attempt and not row[6] then
-  return { 'failed', tostring(failures) }
+  return { 'failed', decimal(failures) }
 end
-if not row[6] then return { 'superseded', tostring(failures) } end
+if not row[6] then return { 'superseded', decimal(failures) } end
 failures = failures + 1
 local dead = failures >= tonumber(ARGV[4])
 local meta_key = mkey(field)
-put(meta_key, field .. ':a', tostring(failures))
+put(meta_key, field .. ':a', decimal(failures))
 put(meta_key, field .. ':e', ARGV[3])
 put(meta_key, field .. ':lf', ARGV[5])
 put(meta_key, field .. ':lfa', ARGV[2])
@@ -43,6 +43,6 @@ redis.call('HDEL', meta_key, field .. ':ch', field .. ':ce')
 if dead then
   redis.call('ZREM', KEYS[4], field)
   release_snapshot_pins(KEYS[5], KEYS[6])
-  return { 'dead_lettered', tostring(failures) }
+  return { 'dead_lettered', decimal(failures) }
 end
-return { 'failed', tostring(failures) }
+return { 'failed', decimal(failures) }

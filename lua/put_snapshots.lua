@@ -9,7 +9,7 @@
 -- write (ascending, one per index): index, checkpointJson ({"index","state","updatedAt","r":1}),
 -- pinCount, pinEventIndex x pinCount; finally ARGV[#ARGV] the reducer name
 -- Returns 1
--- A pin ref is cjson.encode({ historyKey, tostring(index) }); a pin is added by SADD to the
+-- A pin ref is cjson.encode({ historyKey, decimal(index) }) (json.lua); a pin is added by SADD to the
 -- event's pin set and, only when that added a member, HINCRBY of the ref's count. Only events
 -- with boundary < index <= head that are neither processed nor dead-lettered are pinned.
 local COUNTER, META, SPLIT = KEYS[3], KEYS[4], KEYS[6]
@@ -24,7 +24,7 @@ for i = 1, tonumber(ARGV[3]) do
   for p = 1, pin_count do
     local event_index = tonumber(ARGV[offset + 2 + p])
     if event_index > boundary and event_index <= total then
-      pinned[#pinned + 1] = tostring(event_index)
+      pinned[#pinned + 1] = decimal(event_index)
     end
   end
   offset = offset + 3 + pin_count
@@ -36,13 +36,13 @@ for i = 1, tonumber(ARGV[3]) do
   local index = tonumber(ARGV[offset])
   local snapshot = ARGV[offset + 1]
   local pin_count = tonumber(ARGV[offset + 2])
-  local ref = cjson.encode({ KEYS[2], tostring(index) })
+  local ref = cjson.encode({ KEYS[2], decimal(index) })
   for p = 1, pin_count do
     local event_index = tonumber(ARGV[offset + 2 + p])
     if index >= boundary and event_index > boundary and event_index <= total then
-      local row = status[tostring(event_index)]
+      local row = status[decimal(event_index)]
       if not row[1] and not row[2] then
-        local pin_key = ARGV[2] .. tostring(event_index)
+        local pin_key = ARGV[2] .. decimal(event_index)
         if redis.call('SADD', pin_key, ref) == 1 then
           redis.call('HINCRBY', KEYS[5], ref, 1)
         end
@@ -66,7 +66,7 @@ if head then
 end
 if head_index and head_index < boundary then
   head, head_index, registered = nil, nil, false
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. boundary)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. decimal(boundary))
 end
 -- Deletion finds each reducer's keys through this set instead of a scan.
 -- Heads written since carry the mark, so a reducer registers once.
@@ -79,7 +79,7 @@ local advances = not head_index or latest.index > head_index
 local final_head_index = advances and latest.index or head_index
 -- An advancing write moves a pinned old head into history (at most one member per score).
 if advances and head and
-   tonumber(redis.call('HGET', KEYS[5], cjson.encode({ KEYS[2], tostring(head_index) })) or '0') > 0 then
+   tonumber(redis.call('HGET', KEYS[5], cjson.encode({ KEYS[2], decimal(head_index) })) or '0') > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], head_index, head_index)
   redis.call('ZADD', KEYS[2], head_index, head)
 end

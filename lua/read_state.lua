@@ -6,6 +6,7 @@
 -- ARGV[1] cap (snapshotThroughIndex ?? throughIndex) or ''
 -- Returns { headIndex|'', checkpointJson|'', count, boundary }; a stored head whose index is not
 -- a safe non-negative integer fails the script ("invalid snapshot head index").
+--#include json.lua
 local counts = redis.call('MGET', KEYS[3], string.sub(KEYS[3], 1, -6) .. 'clear')
 local boundary = tonumber(counts[2] or '0')
 local head = redis.call('GET', KEYS[1])
@@ -26,4 +27,4 @@ else
   local historical = redis.call('ZREVRANGEBYSCORE', KEYS[2], upper, boundary, 'LIMIT', 0, 1)
   if #historical > 0 then snapshot = historical[1] end
 end
-return { head_index or '', snapshot or '', counts[1] or '0', tostring(boundary) }
+return { head_index or '', snapshot or '', counts[1] or '0', decimal(boundary) }

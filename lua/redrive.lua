@@ -18,7 +18,7 @@ local total = tonumber(counts[1] or '0')
 use_split(counts[2], counts[1], counts[3])
 local idx = tonumber(ARGV[1])
 if idx <= boundary or idx > total then return result('0') end
-local field = tostring(idx)
+local field = decimal(idx)
 local row = read_fields({ field }, { 'p', 'f', 'l', 'next' })[field]
 if row[1] or not row[2] then return result('0') end
 local meta_key = mkey(field)

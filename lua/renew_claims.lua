@@ -43,7 +43,7 @@ for _, claim in ipairs(claims) do
 end
 flush()
 for _, field in ipairs(cleared) do superseded[#superseded + 1] = field end
-local result = { tostring(#renewed) }
+local result = { decimal(#renewed) }
 for i = 1, #renewed do result[#result + 1] = renewed[i] end
 for i = 1, #superseded do result[#result + 1] = superseded[i] end
 return result

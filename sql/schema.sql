@@ -871,7 +871,9 @@ begin
   return null;
 end $$;
 
--- clear. p: {s, now, if_last|null, cause: {index, attempt}|null, marker_id}
+-- clear. p: {s, now, if_last|null, cause: {index, attempt}|null, marker_id, marker_type}
+-- marker_type is the store's clear_event_type option (absent: 'a2.clear'), the one setting that
+-- must match the TypeScript services sharing the database.
 -- Returns {cleared, index, clear_index}.
 create or replace function a2_clear(p jsonb) returns jsonb
 language plpgsql as $$
@@ -883,6 +885,7 @@ declare
   cause_index bigint := (p->'cause'->>'index')::bigint;
   cause_attempt bigint := (p->'cause'->>'attempt')::bigint;
   marker_id text := p->>'marker_id';
+  marker_type text := coalesce(p->>'marker_type', 'a2.clear');
   head bigint;
   ci bigint;
   marker bigint;
@@ -920,7 +923,7 @@ begin
   begin
     insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, cause,
                            lane, lane_ready, processed_at)
-    values (s, marker, marker_id, '@A2_CLEAR_EVENT_TYPE@', 'null'::jsonb, now_ms, null, null,
+    values (s, marker, marker_id, marker_type, 'null'::jsonb, now_ms, null, null,
             true, now_ms);
   exception when unique_violation then
     get stacked diagnostics v_constraint = constraint_name;

@@ -8,10 +8,11 @@ namespace {
 class MemoryBackend final : public Backend {
  public:
   std::string name() const override { return "memory"; }
-  Fixture fresh() override {
+  Fixture fresh(const StoreSettings& settings) override {
     Fixture f{std::make_shared<ManualClock>(kT0), std::make_shared<SequentialIdSource>("g"),
               nullptr};
-    f.store = a2::memory::open({.clock = f.clock, .ids = f.ids});
+    f.store = a2::memory::open(
+        {.clock = f.clock, .ids = f.ids, .clear_event_type = settings.clear_event_type});
     return f;
   }
 };

@@ -18,7 +18,7 @@ namespace {
 class PostgresBackend final : public Backend {
  public:
   std::string name() const override { return "postgres"; }
-  Fixture fresh() override {
+  Fixture fresh(const StoreSettings& settings) override {
     auto& server = a2::test::PostgresServer::shared();
     Fixture f{std::make_shared<ManualClock>(kT0), std::make_shared<SequentialIdSource>("g"),
               nullptr};
@@ -28,7 +28,8 @@ class PostgresBackend final : public Backend {
                                   .statement_timeout = std::chrono::milliseconds(30000),
                                   .clock = f.clock,
                                   .ids = f.ids,
-                                  .feed_safety_poll = std::chrono::milliseconds(1000)});
+                                  .feed_safety_poll = std::chrono::milliseconds(1000),
+                                  .clear_event_type = settings.clear_event_type});
     return f;
   }
 

@@ -19,7 +19,7 @@ namespace {
 class RedisBackend final : public Backend {
  public:
   std::string name() const override { return "redis"; }
-  Fixture fresh() override {
+  Fixture fresh(const StoreSettings& settings) override {
     auto& server = a2::test::RedisServer::shared();
     Fixture f{std::make_shared<ManualClock>(kT0), std::make_shared<SequentialIdSource>("g"),
               nullptr};
@@ -29,6 +29,7 @@ class RedisBackend final : public Backend {
     options.command_timeout = std::chrono::milliseconds(10000);
     options.clock = f.clock;
     options.ids = f.ids;
+    options.clear_event_type = settings.clear_event_type;
     f.store = a2::redis::open(options);
     return f;
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "a2/clock.hpp"
 #include "a2/store.hpp"
@@ -12,9 +13,11 @@ namespace a2::memory {
 struct Options {
   std::shared_ptr<Clock> clock;    // Default: the system clock.
   std::shared_ptr<IdSource> ids;   // Default: random 128-bit ids.
+  // The type of the marker event a clear appends (a valid event type). Default "a2.clear".
+  std::string clear_event_type = kClearEventType;
 };
 
-// A new, empty store. Safe for concurrent use from many threads (one mutex per store makes every
+// A new, empty store. Throws InvalidArgument for an invalid clear_event_type. Safe for concurrent use from many threads (one mutex per store makes every
 // operation atomic).
 std::unique_ptr<Store> open(const Options& options = {});
 

@@ -22,10 +22,14 @@ struct Options {
   std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
   // Feeds wake on NOTIFY and also poll at this cadence, so a lost notification only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
+  // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The
+  // one setting that must match the TypeScript services sharing the database.
+  std::string clear_event_type = kClearEventType;
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws
-// a2::Unavailable if it cannot. The store is safe for concurrent use from many threads.
+// a2::Unavailable if it cannot, InvalidArgument for a bad schema name, pool size or
+// clear_event_type. The store is safe for concurrent use from many threads.
 std::unique_ptr<Store> open(const Options& options);
 
 }  // namespace a2::postgres

@@ -17,7 +17,9 @@ namespace a2::redis {
 struct Options {
   // "redis://[:password@]host[:port][/db]" or "unix:///path/to/socket". Default: local server.
   std::string url = "redis://127.0.0.1:6379";
-  // Keys are "<key_prefix>:<session>:log", ... as in the original package. Default "a2".
+  // Keys are "<key_prefix>:<session>:log", ... as in the original package. Default "a2". At most
+  // 200 bytes of UTF-8 without ':', spaces or control characters, so that no two prefixes share
+  // a key.
   std::string key_prefix = "a2";
   std::size_t pool_size = 4;  // Connections shared by the calling threads.
   std::chrono::milliseconds connect_timeout{2000};
@@ -26,10 +28,14 @@ struct Options {
   std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
   // Live feeds poll at this cadence even when wake-ups arrive, so a lost message only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
+  // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The
+  // one setting that must match the TypeScript services sharing the database.
+  std::string clear_event_type = kClearEventType;
 };
 
 // Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a
-// malformed url or prefix. The store is safe for concurrent use from many threads.
+// malformed url, prefix or clear_event_type. The store is safe for concurrent use from many
+// threads.
 std::unique_ptr<Store> open(const Options& options);
 
 }  // namespace a2::redis

@@ -16,8 +16,10 @@ namespace a2 {
 
 using Json = nlohmann::json;
 
-// Type of the marker event a clear appends (docs/semantics.md#Q1). Reserved: the runtime should not
-// append events of this type itself (the store does not stop it, as in the original).
+// The default type of the marker event a clear appends: each backend's
+// Options::clear_event_type. Reserved: the runtime should not append events of that type itself
+// (the store does not stop it, as in the original). It is the one setting that must match the
+// TypeScript services sharing the database (docs/semantics.md#Q1).
 inline constexpr const char* kClearEventType = "a2.clear";
 
 // Documented input limits, enforced by the shared validator (include/a2/detail/validate.hpp)
@@ -30,7 +32,11 @@ inline constexpr std::size_t kMaxHolderBytes = 256;
 inline constexpr std::size_t kMaxReducerBytes = 128;
 inline constexpr std::size_t kMaxParticipantBytes = 256;
 inline constexpr std::size_t kMaxErrorTextBytes = 64 * 1024;
-inline constexpr std::size_t kMaxPayloadBytes = 4 * 1024 * 1024;  // Serialized JSON text.
+// Serialized JSON text of a payload, checkpoint state or presence state, each number counted at
+// the length of its plain decimal form (1e308 counts 309 bytes: Postgres jsonb prints it so).
+inline constexpr std::size_t kMaxPayloadBytes = 4 * 1024 * 1024;
+// Nesting depth of such a JSON value (arrays and objects; `[]` is 1, `[[1]]` is 2).
+inline constexpr std::size_t kMaxJsonDepth = 512;
 inline constexpr std::size_t kMaxBatchEvents = 10000;  // Events per append or completion.
 inline constexpr std::size_t kMaxListedIndexes = 10000;  // Renewals, exclusions, pins, requests.
 // Indexes, attempts and times must fit a double exactly (Redis Lua numbers are doubles).

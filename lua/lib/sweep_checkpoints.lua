@@ -2,6 +2,7 @@
 -- SWEEP_CHECKPOINTS_LUA: removes every registered reducer's checkpoints below the latest clear,
 -- and the pin counts that name them. `session` is the session key prefix (p:S:). Snapshot writes
 -- register each reducer in p:S:snap-reducers, so no key scan is needed.
+--#include json.lua
 local function sweep_checkpoints(session, boundary)
   for _, reducer in ipairs(redis.call('SMEMBERS', session .. 'snap-reducers')) do
     local head_key = session .. 'snap:' .. reducer
@@ -9,7 +10,7 @@ local function sweep_checkpoints(session, boundary)
     if head and tonumber(cjson.decode(head)['index']) < boundary then
       redis.call('DEL', head_key)
     end
-    redis.call('ZREMRANGEBYSCORE', session .. 'snap-history:' .. reducer, '-inf', '(' .. boundary)
+    redis.call('ZREMRANGEBYSCORE', session .. 'snap-history:' .. reducer, '-inf', '(' .. decimal(boundary))
   end
   local counts_key = session .. 'snapshot-pin-counts'
   local counts = redis.call('HGETALL', counts_key)

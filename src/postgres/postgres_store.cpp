@@ -12,6 +12,7 @@
 
 #include "a2/detail/rows.hpp"
 #include "a2/detail/sql_files.hpp"
+#include "a2/detail/stored_json.hpp"
 #include "a2/postgres.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/postgres_feed.hpp"
@@ -111,7 +112,8 @@ class PostgresStore final : public Store {
       : Store(options.clock, options.ids),
         pool_(std::move(pool)),
         notifier_(std::make_shared<Notifier>(pool_)),
-        safety_poll_(options.feed_safety_poll) {}
+        safety_poll_(options.feed_safety_poll),
+        clear_event_type_(options.clear_event_type) {}
 
   ~PostgresStore() override { close(); }
 
@@ -344,7 +346,8 @@ class PostgresStore final : public Store {
                  {"now", clock().now_ms()},
                  {"if_last", opt_json(request.if_last_index)},
                  {"cause", cause_json(request.cause)},
-                 {"marker_id", ids().next_id()}};
+                 {"marker_id", ids().next_id()},
+                 {"marker_type", clear_event_type_}};
     return call("clear", "a2_clear", body, [](const Json& r) {
       return ClearResult{r.at("cleared").get<bool>(), r.at("index").get<std::int64_t>(),
                          r.at("clear_index").get<std::int64_t>()};
@@ -419,7 +422,7 @@ class PostgresStore final : public Store {
           if (!row[2].is_null()) result.head_index = row[2].as<std::int64_t>();
           if (!row[3].is_null())
             result.snapshot = Checkpoint{row[3].as<std::int64_t>(),
-                                         row[4].is_null() ? Json() : Json::parse(row[4].c_str())};
+                                         row[4].is_null() ? Json() : a2::detail::parse_stored_json(row[4].c_str())};
           auto clear_index = row[5].as<std::int64_t>();
           if (clear_index > 0) result.clear_index = clear_index;
         } else {
@@ -427,7 +430,7 @@ class PostgresStore final : public Store {
           e.index = row[6].as<std::int64_t>();
           e.id = row[7].c_str();
           e.type = row[8].c_str();
-          e.payload = row[9].is_null() ? Json() : Json::parse(row[9].c_str());
+          e.payload = row[9].is_null() ? Json() : a2::detail::parse_stored_json(row[9].c_str());
           e.created_at = row[10].as<std::int64_t>();
           e.session_id = row[11].c_str();
           result.events.push_back(std::move(e));
@@ -440,6 +443,7 @@ class PostgresStore final : public Store {
   std::shared_ptr<ConnectionPool> pool_;
   std::shared_ptr<Notifier> notifier_;
   std::chrono::milliseconds safety_poll_;
+  std::string clear_event_type_;
 };
 
 }  // namespace
@@ -449,6 +453,7 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 postgres open: schema " + a2::detail::quote_arg(options.schema) +
                           " must be a plain identifier: [a-z_][a-z0-9_]*, at most 63 bytes");
   if (options.pool_size < 1) throw InvalidArgument("a2 postgres open: pool_size must be >= 1");
+  a2::detail::check_clear_event_type("postgres open", options.clear_event_type);
   if (options.statement_timeout.count() < 0)
     throw InvalidArgument("a2 postgres open: statement_timeout must be >= 0");
   auto pool = std::make_shared<ConnectionPool>(detail::Settings{

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "a2/detail/stored_json.hpp"
+
 namespace a2::redis::detail {
 
 void unexpected(std::string_view op, const std::string& what) {
@@ -120,7 +122,7 @@ void fill_event(std::string_view op, const std::string& session_id, const EntryF
   e.id = *f.id;
   e.type = *f.type;
   try {
-    e.payload = Json::parse(*f.payload);
+    e.payload = a2::detail::parse_stored_json(*f.payload);
   } catch (const Json::exception&) {
     unexpected(op, "the payload of event " + std::to_string(f.index) + " is not JSON");
   }

@@ -16,6 +16,7 @@
 
 #include "a2/detail/lua_scripts.hpp"
 #include "a2/detail/rows.hpp"
+#include "a2/detail/stored_json.hpp"
 #include "a2/redis.hpp"
 #include "redis/client.hpp"
 #include "redis/codec.hpp"
@@ -840,7 +841,8 @@ ClearResult RedisStore::do_clear(const ClearRequest& q) {
                       k().pending(s), k().ready(s)},
                      {s, str(now), q.if_last_index ? str(*q.if_last_index) : std::string(),
                       q.cause ? str(q.cause->index) : std::string(),
-                      q.cause ? str(q.cause->attempt) : std::string(), marker, k().notify(s)});
+                      q.cause ? str(q.cause->attempt) : std::string(), marker, k().notify(s),
+                      core_->options.clear_event_type});
     if (!r.is_array() || r.size() == 0) detail::unexpected(op, "empty script reply");
     const std::string verdict = detail::text(op, r[0]);
     if (verdict == "superseded")
@@ -891,7 +893,7 @@ PresenceMap presence_of(std::string_view op, const Reply& r) {
   PresenceMap out;
   for (std::size_t i = 0; i + 1 < r.size(); i += 2) {
     try {
-      out[detail::text(op, r[i])] = Json::parse(detail::text(op, r[i + 1]));
+      out[detail::text(op, r[i])] = a2::detail::parse_stored_json(detail::text(op, r[i + 1]));
     } catch (const Json::exception&) {
       detail::unexpected(op, "a presence state is not JSON");
     }
@@ -996,7 +998,7 @@ class RedisFeed final : public Feed {
     e.id = std::move(row.id);
     e.type = std::move(row.type);
     try {
-      e.payload = Json::parse(row.payload_json);
+      e.payload = a2::detail::parse_stored_json(row.payload_json);
     } catch (const Json::exception&) {
       detail::unexpected("feed",
                          "the payload of event " + std::to_string(row.index) + " is not JSON");
@@ -1071,7 +1073,9 @@ void check_prefix(const std::string& prefix) {
   };
   if (prefix.empty()) bad("must not be empty");
   if (prefix.size() > 200) bad("is longer than 200 bytes");
-  if (prefix.back() == ':') bad("must not end with ':' (the store adds it)");
+  // Keys are "<prefix>:<session>:..." and session ids contain ':', so a prefix with ':' could
+  // spell another prefix's keys ("ov" + "x:y" = "ov:x" + "y"); without it the mapping is one-to-one.
+  if (prefix.find(':') != std::string::npos) bad("must not contain ':' (the store adds it)");
   for (char ch : prefix)
     if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7F)
       bad("must not contain spaces or control characters");
@@ -1083,6 +1087,7 @@ void check_prefix(const std::string& prefix) {
 std::unique_ptr<Store> open(const Options& options) {
   auto endpoint = detail::parse_url(options.url);
   check_prefix(options.key_prefix);
+  a2::detail::check_clear_event_type("redis open", options.clear_event_type);
   if (options.pool_size == 0) throw InvalidArgument("a2 redis open: pool_size must be >= 1");
   if (options.connect_timeout.count() <= 0 || options.command_timeout.count() <= 0)
     throw InvalidArgument("a2 redis open: timeouts must be positive");

@@ -47,7 +47,9 @@ TEST_CASE("open rejects a malformed url or prefix with InvalidArgument", "[redis
   }
   auto url = a2::test::RedisServer::shared().url();
   for (std::string prefix :
-       {std::string(), std::string("a2:"), std::string("a b"), std::string("a\nb")}) {
+       {std::string(), std::string("a2:"), std::string("a b"), std::string("a\nb"),
+        // A ':' inside would let prefix "ov:x" + session "y" spell prefix "ov" + session "x:y".
+        std::string("ov:x"), std::string(":a"), std::string("a:b:c")}) {
     INFO(prefix);
     require_error(ErrorCode::invalid_argument,
                   [&] { (void)a2::redis::open(options_for(url, prefix)); });

@@ -130,6 +130,30 @@ TEST_CASE("data written before chunking (split set) stays readable from the base
   CHECK(rows[1].claim_holder == std::optional<std::string>("old"));
 }
 
+TEST_CASE("a payload nested deeper than kMaxJsonDepth, as another writer may store it, reads back "
+          "as its text",
+          "[redis][layout][values]") {
+  // The TypeScript package has no depth limit. 100,000 levels: a recursive walk of the decoded
+  // tree (copy, compare, dump) would overflow the stack, so it is returned as a JSON string.
+  const auto p = unique_prefix("deep");
+  auto f = open_fixture(p);
+  Raw raw;
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  raw.cmd({"XADD", p + ":s:log", "1-0", "id", "e1", "type", "t", "payload", deep, "created_at",
+           "1000", "cause", "", "lane", ""});
+  raw.cmd({"SET", p + ":s:count", "1"});
+  auto history = f->read_history("s");
+  REQUIRE(history.size() == 1);
+  REQUIRE(history[0].payload.is_string());
+  REQUIRE(history[0].payload.get_ref<const std::string&>() == deep);
+  auto rows = f->read("s");
+  REQUIRE(rows.size() == 1);
+  REQUIRE(rows[0].payload == Json(deep));
+  auto page = f->read_feed_page("s", 0);
+  REQUIRE(page.size() == 1);
+  REQUIRE(page[0].payload_json == deep);
+}
+
 TEST_CASE("read rejects an invalid stored count, split or boundary", "[redis][layout][S41]") {
   const auto p = unique_prefix("bad");
   auto f = open_fixture(p);

@@ -212,18 +212,18 @@ expect "read_state capped at 3" '4|{"index":2,"state":"two","updatedAt":2100,"r"
 
 # --- clear -------------------------------------------------------------------------------------
 clkeys() { echo "$(k log) $(k count) $(k meta) $(k meta-split) $(idk $1) $(k pending) $(k ready)"; }
-expect "clear with a lost race" "ok|0|4|0" ev clear 7 $(clkeys m1) $S 3000 2 '' '' m1 "$(k notify)"
-expect "clear with a stale cause" "superseded|3" ev clear 7 $(clkeys m1) $S 3000 '' 3 5 m1 "$(k notify)"
-expect "clear with a marker id already owned" "foreign" ev clear 7 $(clkeys g1) $S 3000 '' '' '' g1 "$(k notify)"
-expect "clear" "ok|1|5|5" ev clear 7 $(clkeys m1) $S 3000 4 '' '' m1 "$(k notify)"
+expect "clear with a lost race" "ok|0|4|0" ev clear 7 $(clkeys m1) $S 3000 2 '' '' m1 "$(k notify)" a2.clear
+expect "clear with a stale cause" "superseded|3" ev clear 7 $(clkeys m1) $S 3000 '' 3 5 m1 "$(k notify)" a2.clear
+expect "clear with a marker id already owned" "foreign" ev clear 7 $(clkeys g1) $S 3000 '' '' '' g1 "$(k notify)" a2.clear
+expect "clear" "ok|1|5|5" ev clear 7 $(clkeys m1) $S 3000 4 '' '' m1 "$(k notify)" a2.clear
 expect "marker entry" '5-0|id|m1|type|a2.clear|payload|null|created_at|3000|cause||lane|' cli XRANGE "$(k log)" - +
 expect "boundary, count" "5|5" cli MGET "$(k clear)" "$(k count)"
 expect "marker processed" "3000" cli HGET "$(k meta):0" 5:p
 expect "old log moved" "p:s:cleared:5" cli SMEMBERS "$(k cleared)"
 expect "old log length" "4" cli XLEN "$(k cleared:5)"
 expect "queues unlinked" "0" cli EXISTS "$(k pending)" "$(k ready)"
-expect "clear retry with ifLastIndex" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 4 '' '' m2 "$(k notify)"
-expect "clear when the marker is the last event" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 '' '' '' m2 "$(k notify)"
+expect "clear retry with ifLastIndex" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 4 '' '' m2 "$(k notify)" a2.clear
+expect "clear when the marker is the last event" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 '' '' '' m2 "$(k notify)" a2.clear
 expect "claim after clear" "settled" ev claim_available 6 $(base_keys) w 3100 5000 0
 expect "complete in the old lifetime" "superseded" ev complete_attempt 8 $(ckeys 3) $S 3100 3 1 0 "$(k notify)"
 expect "fail in the old lifetime" "cleared|0" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 3100
@@ -324,7 +324,7 @@ redis-cli -p "$port" SUBSCRIBE "$(k notify)" >"$tmp/wake2" &
 subscriber=$!
 sleep 0.3
 expect "append an oversized payload" "ok|1|1" ev append 7 $(base_keys) "$(idk w1)" $S 7000 1 w1 t "$big" '' '' 0 "$(k notify)" ''
-expect "clear of the wake session" "ok|1|2|2" ev clear 7 $(clkeys wm) $S 7100 '' '' '' wm "$(k notify)"
+expect "clear of the wake session" "ok|1|2|2" ev clear 7 $(clkeys wm) $S 7100 '' '' '' wm "$(k notify)" a2.clear
 sleep 0.3
 kill "$subscriber"; wait "$subscriber" 2>/dev/null || true
 expect "oversized batch publishes the frontier only; clear publishes its marker" \

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "a2/detail/stored_json.hpp"
 #include "a2/detail/validate.hpp"
 #include "a2/types.hpp"
 
@@ -194,6 +195,97 @@ TEST_CASE("check_json limits the serialized size", "[validate][json]") {
   CHECK_FALSE(ok(a2::Json(std::string(a2::kMaxPayloadBytes - 1, 'a'))));
 }
 
+namespace {
+// `depth` arrays (or objects under key "k") nested in each other around `leaf`, built without
+// recursion. Pass it on by reference or move: copying, comparing or dumping it recurses.
+a2::Json nested(std::size_t depth, bool objects = false, a2::Json leaf = 1) {
+  a2::Json root = leaf;
+  for (std::size_t i = 0; i < depth; ++i) {
+    a2::Json outer = objects ? a2::Json::object() : a2::Json::array();
+    if (objects)
+      outer["k"] = std::move(root);
+    else
+      outer.push_back(std::move(root));
+    root = std::move(outer);
+  }
+  return root;
+}
+}  // namespace
+
+TEST_CASE("check_json limits the nesting depth to kMaxJsonDepth without recursing",
+          "[validate][json][depth]") {
+  auto ok = [](const a2::Json& j) { return !rejects([&] { a2::detail::check_json(kOp, "payload", j); }); };
+  CHECK(ok(nested(1)));
+  CHECK(ok(nested(a2::kMaxJsonDepth)));
+  CHECK(ok(nested(a2::kMaxJsonDepth, true)));
+  CHECK(ok(nested(a2::kMaxJsonDepth - 1, false, a2::Json::array())));  // The leaf [] is level 512.
+  CHECK_FALSE(ok(nested(a2::kMaxJsonDepth, false, a2::Json::array())));
+  CHECK_FALSE(ok(nested(a2::kMaxJsonDepth + 1)));
+  CHECK_FALSE(ok(nested(a2::kMaxJsonDepth + 1, true)));
+  CHECK_FALSE(ok(nested(a2::kMaxJsonDepth - 1, false, a2::Json::array({a2::Json::object()}))));
+  // Deep enough to overflow any recursive walk (about 8 MB of stack at 100,000 levels).
+  CHECK_FALSE(ok(nested(30'000)));
+  CHECK_FALSE(ok(nested(100'000, true)));
+  // A wide value is not deep.
+  a2::Json wide = a2::Json::array();
+  for (int i = 0; i < 10'000; ++i) wide.push_back(a2::Json::array({i}));
+  CHECK(ok(wide));
+}
+
+TEST_CASE("check_json rejects U+0000 in strings and keys", "[validate][json][nul]") {
+  auto ok = [](const a2::Json& j) { return !rejects([&] { a2::detail::check_json(kOp, "payload", j); }); };
+  CHECK_FALSE(ok(a2::Json(std::string("a\0b", 3))));
+  CHECK_FALSE(ok(a2::Json(std::string(1, '\0'))));
+  CHECK_FALSE(ok(a2::Json{{"k", a2::Json::array({"x", std::string("\0", 1)})}}));
+  CHECK_FALSE(ok(a2::Json{{std::string("k\0", 2), 1}}));
+  CHECK_FALSE(ok(a2::Json::parse(R"({"a": {"b\u0000": null}})")));
+  CHECK_FALSE(ok(a2::Json::parse(R"(["\u0000"])")));
+  CHECK(ok(a2::Json::parse(R"(["\u0001", "\\u0000"])")));  // Other controls, and escaped text.
+}
+
+TEST_CASE("plain_decimal_length is the length Postgres numeric prints", "[validate][json][numbers]") {
+  using a2::detail::plain_decimal_length;
+  CHECK(plain_decimal_length("0") == 1);
+  CHECK(plain_decimal_length("-12") == 3);
+  CHECK(plain_decimal_length("123.45") == 6);
+  CHECK(plain_decimal_length("1.0") == 3);
+  CHECK(plain_decimal_length("-0.0") == 3);               // 0.0: numeric has no -0
+  CHECK(plain_decimal_length("1e308") == 309);
+  CHECK(plain_decimal_length("1e+308") == 309);
+  CHECK(plain_decimal_length("1E3") == 4);
+  CHECK(plain_decimal_length("-1.5e+20") == 22);           // -150000000000000000000
+  CHECK(plain_decimal_length("1.5e-3") == 6);              // 0.0015
+  CHECK(plain_decimal_length("1e-05") == 7);               // 0.00001
+  CHECK(plain_decimal_length("5e-324") == 326);            // 0.(323 zeros)5
+  CHECK(plain_decimal_length("1.7976931348623157e+308") == 309);
+  CHECK(plain_decimal_length("0.5e3") == 3);               // 500
+}
+
+TEST_CASE("check_json counts numbers at their plain decimal length toward kMaxPayloadBytes",
+          "[validate][json][numbers]") {
+  auto ok = [](const a2::Json& j) { return !rejects([&] { a2::detail::check_json(kOp, "payload", j); }); };
+  // 1e308 serializes in a few bytes but counts 309: 13,000 of them (with 12,999 commas and the
+  // brackets) are 4,030,001 bytes, under the limit; 14,000 are 4,340,001, over it.
+  auto of = [](std::size_t n) {
+    a2::Json a = a2::Json::array();
+    for (std::size_t i = 0; i < n; ++i) a.push_back(1e308);
+    return a;
+  };
+  CHECK(of(13'000).dump().size() < 200'000);
+  CHECK(ok(of(13'000)));
+  CHECK_FALSE(ok(of(14'000)));
+  // At the byte: a string filling the limit less one 1e-3 (counted 5 bytes as 0.001) and a comma.
+  auto filled = [](std::size_t string_bytes) {
+    return a2::Json::array({std::string(string_bytes, 's'), 1e-3});
+  };
+  const std::size_t room = a2::kMaxPayloadBytes - 2 /*[]*/ - 2 /*""*/ - 1 /*,*/ - 5 /*0.001*/;
+  CHECK(ok(filled(room)));
+  CHECK_FALSE(ok(filled(room + 1)));
+  // Integers are printed as written.
+  CHECK(ok(a2::Json::array({std::string(a2::kMaxPayloadBytes - 2 - 2 - 1 - 16, 's'),
+                            9007199254740991})));
+}
+
 TEST_CASE("check_lease needs a positive ttl or a non-negative expiry", "[validate]") {
   auto ok = [](std::optional<std::int64_t> ttl, std::optional<std::int64_t> at) {
     return !rejects([&] { a2::detail::check_lease(kOp, ttl, at); });
@@ -238,4 +330,23 @@ TEST_CASE("check_event rejects duplicate ids in a batch and bad fields", "[valid
   a2::NewEvent nan_payload = event("nan");
   nan_payload.payload = {{"x", std::nan("")}};
   CHECK(rejects([&] { a2::detail::check_event(kOp, nan_payload, fresh); }));
+}
+
+TEST_CASE("parse_stored_json keeps text nested deeper than kMaxJsonDepth as a string",
+          "[validate][json][depth]") {
+  using a2::detail::json_text_depth;
+  using a2::detail::parse_stored_json;
+  CHECK(json_text_depth("1", 600) == 0);
+  CHECK(json_text_depth(R"({"a": [1, {"b": []}]})", 600) == 4);
+  CHECK(json_text_depth(R"(["[[[{{{", "\"[[", {}])", 600) == 2);  // Brackets in strings.
+  const std::string at_limit =
+      std::string(a2::kMaxJsonDepth, '[') + "1" + std::string(a2::kMaxJsonDepth, ']');
+  const std::string over = "[" + at_limit + "]";
+  CHECK(parse_stored_json(at_limit) == nested(a2::kMaxJsonDepth));
+  CHECK(parse_stored_json(over) == a2::Json(over));
+  // 100,000 levels, as another writer could store: no tree is built, nothing recurses.
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK(json_text_depth(deep, a2::kMaxJsonDepth + 1) == a2::kMaxJsonDepth + 1);
+  CHECK(parse_stored_json(deep).get_ref<const std::string&>() == deep);
+  CHECK(parse_stored_json(R"({"k": "v"})") == a2::Json{{"k", "v"}});
 }

@@ -156,8 +156,11 @@ class MemoryFeed final : public Feed {
 // the clock and the IdSource are called under it. Feeds share the mutex.
 class MemoryStore final : public Store {
  public:
-  MemoryStore(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids)
-      : Store(std::move(clock), std::move(ids)), core_(std::make_shared<MemoryCore>()) {}
+  MemoryStore(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids,
+              std::string clear_event_type = kClearEventType)
+      : Store(std::move(clock), std::move(ids)),
+        clear_event_type_(std::move(clear_event_type)),
+        core_(std::make_shared<MemoryCore>()) {}
 
   ~MemoryStore() override {
     // Wake feeds that outlive the store: they throw Unavailable instead of waiting forever.
@@ -619,7 +622,7 @@ class MemoryStore final : public Store {
     row.session_id = sid;
     row.index = marker;
     row.id = marker_id;
-    row.type = kClearEventType;
+    row.type = clear_event_type_;
     row.payload = nullptr;
     row.created_at = now;
     s.pending.clear();
@@ -856,6 +859,7 @@ class MemoryStore final : public Store {
     return out;
   }
 
+  std::string clear_event_type_;
   std::shared_ptr<MemoryCore> core_;
 };
 
@@ -864,7 +868,9 @@ class MemoryStore final : public Store {
 namespace a2::memory {
 
 inline std::unique_ptr<Store> open(const Options& options) {
-  return std::make_unique<a2::detail::MemoryStore>(options.clock, options.ids);
+  a2::detail::check_clear_event_type("memory open", options.clear_event_type);
+  return std::make_unique<a2::detail::MemoryStore>(options.clock, options.ids,
+                                                   options.clear_event_type);
 }
 
 }  // namespace a2::memory

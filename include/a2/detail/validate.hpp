@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "a2/errors.hpp"
 #include "a2/options.hpp"
@@ -68,6 +70,12 @@ inline void check_text(std::string_view op, std::string_view what, std::string_v
   if (s.find('\0') != std::string_view::npos)
     invalid(op, std::string(what) + " " + quote_arg(s) + " contains a NUL byte");
   if (!valid_utf8(s)) invalid(op, std::string(what) + " " + quote_arg(s) + " is not valid UTF-8");
+}
+
+// The clear marker type of a store's options, checked at open (`op` is "<backend> open"): a
+// valid event type.
+inline void check_clear_event_type(std::string_view op, std::string_view type) {
+  check_text(op, "clear_event_type", type, kMaxEventTypeBytes);
 }
 
 // Names that end a session's Redis keys ("<prefix>:<session>:<word>..."). A session id
@@ -136,39 +144,130 @@ inline void check_integer(std::string_view op, std::string_view what, std::int64
     invalid(op, std::string(what) + " is " + std::to_string(v) + "; it must be <= 2^53-1");
 }
 
-inline void check_json_numbers(std::string_view op, std::string_view what, const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::number_float:
-      if (!std::isfinite(j.get<double>()))
-        invalid(op, std::string(what) + " holds NaN or infinity, which JSON cannot carry");
-      break;
-    case Json::value_t::object:
-      for (const auto& [k, v] : j.items()) check_json_numbers(op, what, v);
-      break;
-    case Json::value_t::array:
-      for (const auto& v : j) check_json_numbers(op, what, v);
-      break;
-    case Json::value_t::binary:
-    case Json::value_t::discarded:
-      invalid(op, std::string(what) + " is not a JSON value");
-    default:
-      break;
+// The length of a JSON number's text in plain decimal notation, as Postgres numeric prints it
+// from jsonb: no exponent, every digit the mantissa and exponent imply ("1e308" is 309 bytes,
+// "1.5e-3" is "0.0015", 6 bytes). `text` is a JSON number (RFC 8259 grammar).
+inline std::size_t plain_decimal_length(std::string_view text) {
+  std::size_t i = 0;
+  std::size_t sign = 0;
+  if (i < text.size() && text[i] == '-') sign = 1, ++i;
+  std::string_view int_digits, frac_digits;
+  auto digits_from = [&](std::size_t from) {
+    std::size_t to = from;
+    while (to < text.size() && text[to] >= '0' && text[to] <= '9') ++to;
+    return to;
+  };
+  std::size_t end = digits_from(i);
+  int_digits = text.substr(i, end - i);
+  i = end;
+  if (i < text.size() && text[i] == '.') {
+    end = digits_from(i + 1);
+    frac_digits = text.substr(i + 1, end - i - 1);
+    i = end;
   }
+  long long exponent = 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool negative = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+      if (exponent < 1'000'000'000) exponent = exponent * 10 + (text[i] - '0');
+    if (negative) exponent = -exponent;
+  }
+  // The significant digits, leading zeros dropped, and where the decimal point falls in them.
+  long long point = static_cast<long long>(int_digits.size()) + exponent;
+  std::size_t leading = 0;
+  const std::size_t all = int_digits.size() + frac_digits.size();
+  auto digit = [&](std::size_t k) {
+    return k < int_digits.size() ? int_digits[k] : frac_digits[k - int_digits.size()];
+  };
+  while (leading < all && digit(leading) == '0') ++leading;
+  point -= static_cast<long long>(leading);
+  long long scale = static_cast<long long>(frac_digits.size()) - exponent;
+  if (scale < 0) scale = 0;
+  if (leading == all) sign = 0;  // Zero: numeric has no negative zero.
+  long long integer_part = (leading == all || point <= 0) ? 1 : point;
+  return sign + static_cast<std::size_t>(integer_part) +
+         (scale > 0 ? 1 + static_cast<std::size_t>(scale) : 0);
 }
 
-// A payload or state: a JSON value (no NaN/infinity, no binary), valid UTF-8 strings, at most
-// kMaxPayloadBytes serialized.
-inline void check_json(std::string_view op, std::string_view what, const Json& j) {
-  check_json_numbers(op, what, j);
+// One string or object key of a JSON value: valid UTF-8 and no U+0000 (Postgres jsonb cannot
+// store \u0000, so every backend refuses it).
+inline void check_json_string(std::string_view op, std::string_view what, std::string_view kind,
+                              std::string_view s) {
+  if (s.find('\0') != std::string_view::npos)
+    invalid(op, std::string(what) + " holds a " + std::string(kind) +
+                    " with U+0000, which Postgres jsonb cannot store");
+  if (!valid_utf8(s))
+    invalid(op, std::string(what) + " holds a " + std::string(kind) + " that is not valid UTF-8");
+}
+
+// Walks a JSON value without recursion (a payload nested 30,000 levels deep must not overflow
+// the stack) and refuses: nesting deeper than kMaxJsonDepth, NaN and infinity, binary values,
+// strings and keys with U+0000 or invalid UTF-8. Returns the bytes that the numbers add when
+// printed in plain decimal notation beyond their serialized text (see kMaxPayloadBytes).
+// Generic over the JSON type: any nlohmann::basic_json.
+template <class J>
+std::size_t check_json_tree(std::string_view op, std::string_view what, const J& root) {
+  std::size_t expansion = 0;
+  std::vector<std::pair<const J*, std::size_t>> stack;  // A value and its depth.
+  stack.emplace_back(&root, 0);
+  while (!stack.empty()) {
+    auto [j, depth] = stack.back();
+    stack.pop_back();
+    switch (j->type()) {
+      case J::value_t::object:
+      case J::value_t::array: {
+        if (depth + 1 > kMaxJsonDepth)
+          invalid(op, std::string(what) + " nests arrays and objects deeper than " +
+                          std::to_string(kMaxJsonDepth) + " levels");
+        const bool object = j->is_object();
+        for (auto it = j->cbegin(); it != j->cend(); ++it) {
+          if (object) check_json_string(op, what, "key", it.key());
+          stack.emplace_back(&it.value(), depth + 1);
+        }
+        break;
+      }
+      case J::value_t::string:
+        check_json_string(op, what, "string",
+                          j->template get_ref<const typename J::string_t&>());
+        break;
+      case J::value_t::number_float: {
+        if (!std::isfinite(j->template get<double>()))
+          invalid(op, std::string(what) + " holds NaN or infinity, which JSON cannot carry");
+        const std::string text = j->dump();
+        const std::size_t plain = plain_decimal_length(text);
+        if (plain > text.size()) expansion += plain - text.size();
+        break;
+      }
+      case J::value_t::binary:
+      case J::value_t::discarded:
+        invalid(op, std::string(what) + " is not a JSON value");
+      default:
+        break;
+    }
+  }
+  return expansion;
+}
+
+// A payload, checkpoint state or presence state: a JSON value as check_json_tree accepts it, at
+// most kMaxPayloadBytes serialized with its numbers counted in plain decimal notation (so that
+// Postgres, which prints jsonb numbers that way, never reads back much more than was written).
+template <class J>
+void check_json(std::string_view op, std::string_view what, const J& j) {
+  // First the iterative walk: it bounds the depth before dump() recurses.
+  const std::size_t expansion = check_json_tree(op, what, j);
   std::string text;
   try {
     text = j.dump();
-  } catch (const Json::exception&) {
+  } catch (const typename J::exception&) {
     invalid(op, std::string(what) + " holds a string that is not valid UTF-8");
   }
-  if (text.size() > kMaxPayloadBytes)
-    invalid(op, std::string(what) + " is " + std::to_string(text.size()) +
-                    " bytes of JSON; the limit is " + std::to_string(kMaxPayloadBytes));
+  const std::size_t size = text.size() + expansion;
+  if (size > kMaxPayloadBytes)
+    invalid(op, std::string(what) + " is " + std::to_string(size) +
+                    " bytes of JSON (numbers counted in plain decimal notation); the limit is " +
+                    std::to_string(kMaxPayloadBytes));
 }
 
 inline void check_lease(std::string_view op, const std::optional<std::int64_t>& ttl_ms,
