@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -141,17 +142,55 @@ void PostgresServer::start() {
 
 void PostgresServer::stop() {
   if (!process_.running()) return;
+  resume();                 // A paused server shuts down too.
   process_.signal(SIGINT);  // Fast shutdown.
   if (!process_.wait_exit(std::chrono::seconds(30))) process_.stop(std::chrono::seconds(1));
 }
 
 void PostgresServer::stop_immediate() {
   if (!process_.running()) return;
+  resume();
   process_.signal(SIGQUIT);  // Immediate shutdown.
   if (!process_.wait_exit(std::chrono::seconds(30))) process_.stop(std::chrono::seconds(1));
 }
 
 bool PostgresServer::running() { return process_.running(); }
+
+namespace {
+// The pids whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_file("/proc/" + name + "/stat");
+    // "pid (comm) state ppid ...": comm may hold spaces, so parse after the last ')'.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+}  // namespace
+
+// Backends make themselves process group leaders (setsid), so each is signalled on its own.
+void PostgresServer::pause() {
+  const pid_t postmaster = process_.pid();
+  if (postmaster <= 0) return;
+  process_.signal(SIGSTOP);  // First: it forks no new backend meanwhile.
+  for (pid_t child : children_of(postmaster)) ::kill(child, SIGSTOP);
+}
+
+void PostgresServer::resume() {
+  const pid_t postmaster = process_.pid();
+  if (postmaster <= 0) return;
+  for (pid_t child : children_of(postmaster)) ::kill(child, SIGCONT);
+  process_.signal(SIGCONT);
+}
 
 PostgresServer& PostgresServer::shared() {
   static PostgresServer server;

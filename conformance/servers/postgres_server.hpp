@@ -37,6 +37,12 @@ class PostgresServer {
   // Immediate shutdown (SIGQUIT): like a crash; the next start runs recovery.
   void stop_immediate();
   bool running();
+  pid_t pid() const { return process_.pid(); }
+
+  // SIGSTOP to the postmaster and every backend and helper process (its children): the server
+  // keeps its connections but answers nothing until resume() (SIGCONT).
+  void pause();
+  void resume();
 
   // One server per test executable: started on first use, stopped at exit.
   static PostgresServer& shared();

@@ -60,7 +60,8 @@ std::string make_temp_dir(const std::string& prefix, const std::optional<std::st
     gid_t gid;
     if (!lookup_user(*owner_user, uid, gid))
       throw std::runtime_error("make_temp_dir: no user " + *owner_user);
-    if (::chown(dir.c_str(), uid, gid) != 0) throw std::runtime_error("make_temp_dir: chown failed");
+    if (::chown(dir.c_str(), uid, gid) != 0)
+      throw std::runtime_error("make_temp_dir: chown failed");
   }
   return dir;
 }
@@ -194,6 +195,7 @@ bool Process::wait_exit(std::chrono::milliseconds timeout) {
 void Process::stop(std::chrono::milliseconds grace) {
   if (!running()) return;
   signal(SIGTERM);
+  signal(SIGCONT);  // A stopped process acts on SIGTERM only once continued.
   if (!wait_exit(grace)) {
     signal(SIGKILL);
     wait_exit(std::chrono::seconds(5));

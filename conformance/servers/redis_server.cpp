@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "servers/redis_server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -9,11 +14,36 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace a2::test {
 namespace {
 std::atomic<bool> g_shared_started{false};
+
+// True once the server on 127.0.0.1:`port` answers PING with PONG: a persistent server
+// accepts connections before it has loaded its data, and answers LOADING meanwhile.
+bool answers_ping(int port, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    timeval tv{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    char reply[64] = {};
+    bool pong = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                ::write(fd, "PING\r\n", 6) == 6 && ::read(fd, reply, sizeof reply - 1) > 0 &&
+                std::string(reply).rfind("+PONG", 0) == 0;
+    ::close(fd);
+    if (pong) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
 }  // namespace
 
 RedisServer::RedisServer(bool persistent) : persistent_(persistent) {
@@ -47,7 +77,8 @@ void RedisServer::start() {
     argv.insert(argv.end(), {"--appendonly", "no"});
   }
   process_ = Process::spawn(argv, dir_ + "/redis.log");
-  if (!wait_for_port(port_, std::chrono::seconds(15)) || !process_.running()) {
+  if (!wait_for_port(port_, std::chrono::seconds(15)) ||
+      !answers_ping(port_, std::chrono::seconds(15)) || !process_.running()) {
     process_.stop(std::chrono::seconds(2));
     throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) + ":\n" +
                              log());
@@ -57,9 +88,14 @@ void RedisServer::start() {
 std::string RedisServer::log() const { return read_file(dir_ + "/redis.log"); }
 
 void RedisServer::kill() {
+  process_.signal(SIGCONT);  // A paused server dies too.
   process_.signal(SIGKILL);
   process_.wait_exit(std::chrono::seconds(10));
 }
+
+void RedisServer::pause() { process_.signal(SIGSTOP); }
+
+void RedisServer::resume() { process_.signal(SIGCONT); }
 
 void RedisServer::restart() {
   if (process_.running()) kill();

@@ -27,6 +27,11 @@ class RedisServer {
   // The server's log so far.
   std::string log() const;
   bool running() { return process_.running(); }
+  pid_t pid() const { return process_.pid(); }
+
+  // SIGSTOP: the server keeps its connections but answers nothing until resume() (SIGCONT).
+  void pause();
+  void resume();
 
   // SIGKILL, no shutdown: in-flight commands lose their replies.
   void kill();

@@ -21,8 +21,9 @@ class Feed {
   virtual ~Feed() = default;
   // Waits up to `timeout` for events after the cursor and returns the next nonempty batch,
   // advancing the cursor past it; returns an empty batch on timeout or after cancel().
-  // Throws Unavailable if the store failed or was closed; subscribe again from cursor() to
-  // resume without loss.
+  // Throws Unavailable if the store was closed, or if a read failed (the server is down): the
+  // feed stays usable, and a later next() continues from the cursor without loss, also across
+  // a server restart (subscribing again from cursor() works too).
   virtual std::vector<Event> next(std::chrono::milliseconds timeout) = 0;
   // Stops the feed and wakes a next() that is waiting. Idempotent.
   virtual void cancel() noexcept = 0;

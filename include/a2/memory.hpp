@@ -11,8 +11,8 @@
 namespace a2::memory {
 
 struct Options {
-  std::shared_ptr<Clock> clock;    // Default: the system clock.
-  std::shared_ptr<IdSource> ids;   // Default: random 128-bit ids.
+  std::shared_ptr<Clock> clock{};  // Default: the system clock.
+  std::shared_ptr<IdSource> ids{}; // Default: random 128-bit ids.
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear".
   std::string clear_event_type = kClearEventType;
 };

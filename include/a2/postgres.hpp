@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "a2/clock.hpp"
@@ -17,14 +18,26 @@ struct Options {
   std::string connection = "postgresql:///postgres";  // A libpq connection string or URI.
   std::string schema = "public";  // Created if missing; the schema is applied at open().
   std::size_t pool_size = 4;
+  // The server's statement_timeout on every connection (0: none); a statement it cancels fails
+  // with Unavailable and changed nothing.
   std::chrono::milliseconds statement_timeout{30000};
-  std::shared_ptr<Clock> clock;   // Default: the system clock.
-  std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
+  std::shared_ptr<Clock> clock{};   // Default: the system clock.
+  std::shared_ptr<IdSource> ids{};  // Default: random 128-bit ids.
   // Feeds wake on NOTIFY and also poll at this cadence, so a lost notification only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The
   // one setting that must match the TypeScript services sharing the database.
   std::string clear_event_type = kClearEventType;
+  // The client-side deadline of every call, from its start to its answer: the wait for a pooled
+  // connection, connecting, and the statement. A call still waiting for the server then has its
+  // connection shut down and fails with Unavailable, outcome unknown (the request was sent).
+  // Default: statement_timeout + 5 s (35 s with statement_timeout 0), so the server's own
+  // cancel, whose outcome is known, comes first.
+  std::optional<std::chrono::milliseconds> command_timeout = std::nullopt;
+  // How long a call waits for a free pooled connection when all pool_size are in use, at most
+  // (the command_timeout bounds it anyway). Past it the call fails with Unavailable; nothing
+  // was sent. Default: the command_timeout.
+  std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws

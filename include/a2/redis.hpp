@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "a2/clock.hpp"
@@ -23,14 +24,21 @@ struct Options {
   std::string key_prefix = "a2";
   std::size_t pool_size = 4;  // Connections shared by the calling threads.
   std::chrono::milliseconds connect_timeout{2000};
+  // The deadline of every call, from its start to its answer: the wait for a pooled connection
+  // and every round trip it makes. Past it the call fails with Unavailable (outcome unknown
+  // once a write was sent).
   std::chrono::milliseconds command_timeout{5000};
-  std::shared_ptr<Clock> clock;   // Default: the system clock.
-  std::shared_ptr<IdSource> ids;  // Default: random 128-bit ids.
+  std::shared_ptr<Clock> clock{};   // Default: the system clock.
+  std::shared_ptr<IdSource> ids{};  // Default: random 128-bit ids.
   // Live feeds poll at this cadence even when wake-ups arrive, so a lost message only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The
   // one setting that must match the TypeScript services sharing the database.
   std::string clear_event_type = kClearEventType;
+  // How long a call waits for a free pooled connection when all pool_size are in use, at most
+  // (the call's command_timeout bounds it anyway). Past it the call fails with Unavailable;
+  // nothing was sent. Default: the command_timeout.
+  std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
 };
 
 // Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "postgres/connection_pool.hpp"
 
+#include <libpq-fe.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <new>
 #include <string>
 
 #include "a2/detail/sql_files.hpp"
@@ -25,16 +32,15 @@ std::string context(std::string_view op) { return "a2 postgres " + std::string(o
 
 // Every statement of sql/<stem>.sql, prepared on each connection as a2_<stem>.
 const a2::detail::EmbeddedText* const kStatements[] = {
-    &a2::detail::sql::kAppend,       &a2::detail::sql::kAppendOne,
-    &a2::detail::sql::kClaimAvailable,
-    &a2::detail::sql::kRenewClaims,  &a2::detail::sql::kCompleteAttempt,
-    &a2::detail::sql::kFailAttempt,  &a2::detail::sql::kRedrive,
-    &a2::detail::sql::kPutSnapshots, &a2::detail::sql::kClear,
-    &a2::detail::sql::kReclaim,      &a2::detail::sql::kPatchPresence,
-    &a2::detail::sql::kRead,         &a2::detail::sql::kReadHistory,
-    &a2::detail::sql::kReadTail,     &a2::detail::sql::kReadEventsPage,
-    &a2::detail::sql::kDeadLetters,
-    &a2::detail::sql::kReadStates,   &a2::detail::sql::kReadPresence,
+    &a2::detail::sql::kAppend,          &a2::detail::sql::kAppendOne,
+    &a2::detail::sql::kClaimAvailable,  &a2::detail::sql::kRenewClaims,
+    &a2::detail::sql::kCompleteAttempt, &a2::detail::sql::kFailAttempt,
+    &a2::detail::sql::kRedrive,         &a2::detail::sql::kPutSnapshots,
+    &a2::detail::sql::kClear,           &a2::detail::sql::kReclaim,
+    &a2::detail::sql::kPatchPresence,   &a2::detail::sql::kRead,
+    &a2::detail::sql::kReadHistory,     &a2::detail::sql::kReadTail,
+    &a2::detail::sql::kReadEventsPage,  &a2::detail::sql::kDeadLetters,
+    &a2::detail::sql::kReadStates,      &a2::detail::sql::kReadPresence,
 };
 
 }  // namespace
@@ -76,65 +82,140 @@ void translate_current_exception(std::string_view op, bool sent) {
   }
 }
 
-ConnectionPool::ConnectionPool(Settings settings) : settings_(std::move(settings)) {}
+// ── Connecting by a deadline ───────────────────────────────────────────────────────────────
+
+namespace {
+thread_local a2::detail::SteadyTime t_connect_deadline = a2::detail::SteadyTime::max();
+}  // namespace
+
+ConnectByDeadline::handle ConnectByDeadline::do_startconnect(handle orig) {
+  if (orig) return orig;
+  PGconn* conn = PQconnectStart(options().c_str());
+  if (conn == nullptr) throw std::bad_alloc();
+  auto failed = [&](const std::string& why) {
+    PQfinish(conn);
+    throw pqxx::broken_connection(why);
+  };
+  if (PQstatus(conn) == CONNECTION_BAD) failed(PQerrorMessage(conn));
+  // As libpq's connectDBComplete: wait for writability first, then as PQconnectPoll asks.
+  PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+  for (;;) {
+    if (status == PGRES_POLLING_OK) return conn;
+    if (status == PGRES_POLLING_FAILED) failed(PQerrorMessage(conn));
+    pollfd pfd{PQsocket(conn),
+               static_cast<short>(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        t_connect_deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) failed("timed out connecting to the server");
+    int rc = ::poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+    if (rc < 0 && errno != EINTR) failed("poll failed while connecting");
+    if (rc == 0) continue;  // Checks the deadline again.
+    status = PQconnectPoll(conn);
+  }
+}
+
+bool Connection::idle_alive() {
+  if (broken_) return false;
+  const int fd = conn_->sock();
+  if (fd < 0) return false;
+  pollfd pfd{fd, POLLIN, 0};
+  int rc;
+  do rc = ::poll(&pfd, 1, 0);
+  while (rc < 0 && errno == EINTR);
+  if (rc != 0) broken_ = true;  // End of file, a reset, or a message nobody asked for.
+  return !broken_;
+}
+
+// ── Watchdog ───────────────────────────────────────────────────────────────────────────────
+
+Watchdog::Watchdog() : thread_([this] { loop(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+std::uint64_t Watchdog::arm(int socket, a2::detail::SteadyTime deadline) {
+  bool wake = false;
+  std::uint64_t ticket;
+  {
+    std::lock_guard lock(mutex_);
+    ticket = ++next_ticket_;
+    entries_.emplace(ticket, Entry{socket, deadline});
+    wake = deadline < waiting_until_;  // Deadlines mostly grow: the thread rarely needs waking.
+  }
+  if (wake) changed_.notify_all();
+  return ticket;
+}
+
+bool Watchdog::disarm(std::uint64_t ticket) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(ticket);
+  if (it == entries_.end()) return false;
+  const bool fired = it->second.fired;
+  entries_.erase(it);
+  return fired;
+}
+
+void Watchdog::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    const auto now = std::chrono::steady_clock::now();
+    auto earliest = a2::detail::SteadyTime::max();
+    for (auto& [ticket, entry] : entries_) {
+      if (entry.fired) continue;
+      if (entry.deadline <= now) {
+        // Under the lock: once disarm() returned, the socket is never touched again.
+        if (entry.socket >= 0) ::shutdown(entry.socket, SHUT_RDWR);
+        entry.fired = true;
+      } else {
+        earliest = std::min(earliest, entry.deadline);
+      }
+    }
+    waiting_until_ = earliest;
+    if (earliest == a2::detail::SteadyTime::max())
+      changed_.wait(lock);
+    else
+      changed_.wait_until(lock, earliest);
+  }
+}
+
+// ── ConnectionPool ─────────────────────────────────────────────────────────────────────────
+
+ConnectionPool::ConnectionPool(Settings settings)
+    : settings_(std::move(settings)),
+      pool_("postgres", settings_.pool_size, settings_.pool_acquire_timeout,
+            [this](a2::detail::SteadyTime deadline) { return connect(deadline); }) {}
 
 ConnectionPool::~ConnectionPool() { close(); }
 
-std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
-  auto conn = std::make_unique<pqxx::connection>(settings_.connection);
-  // set_variable (not a raw SET) so that libpqxx restores them should it ever reconnect.
-  conn->set_variable("search_path", "\"" + settings_.schema + "\"");
-  conn->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
-  conn->set_variable("client_min_messages", "warning");
-  for (const auto* statement : kStatements)
-    conn->prepare("a2_" + std::string(statement->name), std::string(statement->text));
-  return conn;
-}
-
-void ConnectionPool::adopt(std::unique_ptr<pqxx::connection> conn) {
-  std::unique_lock lock(mutex_);
-  if (closed_ || open_ >= settings_.pool_size) return;  // Dropped: closes it.
-  ++open_;
-  idle_.push_back(std::move(conn));
-  available_.notify_one();
-}
-
-std::unique_ptr<pqxx::connection> ConnectionPool::acquire(std::string_view op) {
-  std::unique_lock lock(mutex_);
-  available_.wait(lock, [&] { return closed_ || !idle_.empty() || open_ < settings_.pool_size; });
-  if (closed_) throw Unavailable(context(op) + "the store is closed");
-  if (!idle_.empty()) {
-    auto conn = std::move(idle_.back());
-    idle_.pop_back();
-    return conn;
-  }
-  ++open_;
-  lock.unlock();
+std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadline) {
+  t_connect_deadline = deadline;
+  auto pq = std::make_unique<PqConnection>(settings_.connection);
+  t_connect_deadline = a2::detail::SteadyTime::max();
+  // The setup's round trips count against the deadline too.
+  const auto ticket = watchdog_.arm(pq->sock(), deadline);
   try {
-    return connect();
+    // set_variable (not a raw SET) so that libpqxx restores them should it ever reconnect.
+    pq->set_variable("search_path", "\"" + settings_.schema + "\"");
+    pq->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
+    pq->set_variable("client_min_messages", "warning");
+    for (const auto* statement : kStatements)
+      pq->prepare("a2_" + std::string(statement->name), std::string(statement->text));
   } catch (...) {
-    lock.lock();
-    --open_;
-    available_.notify_one();
+    if (watchdog_.disarm(ticket))
+      throw pqxx::broken_connection("timed out setting up a connection");
     throw;
   }
+  if (watchdog_.disarm(ticket)) throw pqxx::broken_connection("timed out setting up a connection");
+  return std::make_unique<Connection>(std::move(pq));
 }
 
-void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn, bool broken) {
-  std::unique_lock lock(mutex_);
-  if (broken || closed_) {
-    --open_;
-    lock.unlock();
-    available_.notify_one();
-    conn.reset();  // Outside the lock: closing may take a moment.
-    return;
-  }
-  idle_.push_back(std::move(conn));
-  lock.unlock();
-  available_.notify_one();
-}
-
-bool ConnectionPool::connection_failed(pqxx::connection& conn) noexcept {
+bool ConnectionPool::connection_failed(pqxx::connection_base& conn) noexcept {
   try {
     throw;
   } catch (const pqxx::sql_error&) {
@@ -144,16 +225,11 @@ bool ConnectionPool::connection_failed(pqxx::connection& conn) noexcept {
   }
 }
 
-void ConnectionPool::close() {
-  std::vector<std::unique_ptr<pqxx::connection>> idle;
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    open_ -= idle_.size();
-    idle.swap(idle_);
-  }
-  available_.notify_all();
-  idle.clear();
+void ConnectionPool::timeout(std::string_view op) const {
+  throw Unavailable(context(op) + "no answer within the command timeout (" +
+                        std::to_string(settings_.command_timeout.count()) +
+                        " ms); the connection was closed; outcome unknown",
+                    true);
 }
 
 }  // namespace a2::postgres::detail

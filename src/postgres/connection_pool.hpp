@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The Postgres backend's connections: a bounded pool of configured libpqxx connections and the
-// one place where libpqxx and SQL errors become a2::Error.
+// The Postgres backend's connections: the shared pool (src/common/pool.hpp) of configured
+// libpqxx connections, the watchdog that enforces every call's deadline, and the one place where
+// libpqxx and SQL errors become a2::Error.
 
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "a2/errors.hpp"
+#include "common/pool.hpp"
 
 namespace a2::postgres::detail {
 
@@ -24,6 +30,8 @@ struct Settings {
   std::string schema;  // A validated plain identifier.
   std::size_t pool_size = 4;
   std::chrono::milliseconds statement_timeout{30000};
+  std::chrono::milliseconds command_timeout{35000};  // The deadline of every call.
+  std::chrono::milliseconds pool_acquire_timeout{35000};
 };
 
 // Rethrows the exception being handled as an a2::Error: the contract errors raised by the SQL
@@ -32,8 +40,68 @@ struct Settings {
 // the outcome unknown). Call only inside a catch block.
 [[noreturn]] void translate_current_exception(std::string_view op, bool sent);
 
+// libpqxx's connection policy for connecting by a deadline: PQconnectStart and PQconnectPoll
+// with poll() instead of the blocking PQconnectdb, so a server that accepts but does not answer
+// cannot hold a call past its deadline. The deadline is the calling thread's (ConnectionPool
+// sets it before constructing a connection).
+class ConnectByDeadline : public pqxx::connectionpolicy {
+ public:
+  explicit ConnectByDeadline(const std::string& options) : pqxx::connectionpolicy(options) {}
+  handle do_startconnect(handle orig) override;
+};
+using PqConnection = pqxx::basic_connection_base<ConnectByDeadline>;
+
+// A pooled connection: the libpqxx connection and whether a failure made it unusable.
+class Connection {
+ public:
+  explicit Connection(std::unique_ptr<PqConnection> conn) : conn_(std::move(conn)) {}
+  pqxx::connection_base& get() { return *conn_; }
+  int socket() const { return conn_->sock(); }
+  bool broken() const { return broken_; }
+  void mark_broken() { broken_ = true; }
+  // False when the server closed the idle connection or sent something unasked (a terminated
+  // backend sends its FATAL message, then closes): a non-blocking poll, no round trip.
+  bool idle_alive();
+
+ private:
+  std::unique_ptr<PqConnection> conn_;
+  bool broken_ = false;
+};
+
+// Shuts down the socket of a connection whose call passed its deadline, so that a libpq call
+// blocked on a silent server returns (with a broken connection). One thread per store.
+// Thread-safe.
+class Watchdog {
+ public:
+  Watchdog();
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Watches `socket` until disarm(): at `deadline` it is shut down. Returns a ticket.
+  std::uint64_t arm(int socket, a2::detail::SteadyTime deadline);
+  // Stops watching; true when the deadline had passed and the socket was shut down.
+  bool disarm(std::uint64_t ticket);
+
+ private:
+  void loop();
+
+  struct Entry {
+    int socket;
+    a2::detail::SteadyTime deadline;
+    bool fired = false;
+  };
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::uint64_t, Entry> entries_;
+  std::uint64_t next_ticket_ = 0;
+  a2::detail::SteadyTime waiting_until_ = a2::detail::SteadyTime::max();
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 // Thread-safe. Connections are opened lazily up to pool_size; a connection that failed is
-// discarded, so the next operation reconnects.
+// discarded, so the next operation reconnects. Every run() has a deadline (command_timeout).
 class ConnectionPool {
  public:
   explicit ConnectionPool(Settings settings);
@@ -43,51 +111,54 @@ class ConnectionPool {
 
   const Settings& settings() const { return settings_; }
 
-  // A new connection with search_path, statement_timeout and the prepared statements set up.
-  // Throws pqxx errors (callers translate).
-  std::unique_ptr<pqxx::connection> connect();
+  // A new connection with search_path, statement_timeout and the prepared statements set up,
+  // by `deadline`. Throws pqxx errors (callers translate).
+  std::unique_ptr<Connection> connect(a2::detail::SteadyTime deadline);
 
   // Hands a connection (from connect()) to the pool.
-  void adopt(std::unique_ptr<pqxx::connection> conn);
+  void adopt(std::unique_ptr<Connection> conn) { pool_.adopt(std::move(conn)); }
 
-  // Runs fn(connection) on a pooled connection; every failure leaves as an a2::Error.
+  // Runs fn(connection) on a pooled connection by the call's deadline; every failure leaves as
+  // an a2::Error.
   template <class F>
-  auto run(std::string_view op, F&& fn) -> decltype(fn(std::declval<pqxx::connection&>())) {
-    std::unique_ptr<pqxx::connection> conn;
+  auto run(std::string_view op, F&& fn) -> decltype(fn(std::declval<pqxx::connection_base&>())) {
+    const auto deadline = std::chrono::steady_clock::now() + settings_.command_timeout;
+    std::optional<Pool::Lease> lease;
     try {
-      conn = acquire(op);
+      lease.emplace(pool_.acquire(op, deadline));
     } catch (const a2::Error&) {
       throw;
     } catch (...) {
       translate_current_exception(op, false);
     }
+    Connection& conn = **lease;
+    const auto ticket = watchdog_.arm(conn.socket(), deadline);
     try {
-      auto result = fn(*conn);
-      release(std::move(conn), false);
+      auto result = fn(conn.get());
+      if (watchdog_.disarm(ticket)) conn.mark_broken();  // Answered just in time.
       return result;
     } catch (...) {
-      bool failed = connection_failed(*conn);
-      release(std::move(conn), failed);
+      const bool timed_out = watchdog_.disarm(ticket);
+      if (timed_out || connection_failed(conn.get())) conn.mark_broken();
+      if (timed_out) timeout(op);
       translate_current_exception(op, true);
     }
   }
 
   // Closes idle connections now and busy ones when they come back; acquire() then fails.
-  void close();
+  void close() { pool_.close(); }
 
  private:
-  std::unique_ptr<pqxx::connection> acquire(std::string_view op);
-  void release(std::unique_ptr<pqxx::connection> conn, bool broken);
+  using Pool = a2::detail::Pool<Connection>;
+
   // Whether the exception being handled leaves `conn` unusable (anything but an SQL error on an
   // open connection). Call only inside a catch block.
-  static bool connection_failed(pqxx::connection& conn) noexcept;
+  static bool connection_failed(pqxx::connection_base& conn) noexcept;
+  [[noreturn]] void timeout(std::string_view op) const;
 
   Settings settings_;
-  std::mutex mutex_;
-  std::condition_variable available_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;
-  std::size_t open_ = 0;  // Idle plus lent out (plus being opened).
-  bool closed_ = false;
+  Watchdog watchdog_;  // Before pool_: outlives the connections.
+  Pool pool_;
 };
 
 }  // namespace a2::postgres::detail

@@ -12,7 +12,7 @@ namespace {
 // Receives NOTIFYs on the store's LISTEN connection.
 class Receiver final : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection& conn, Notifier& notifier)
+  Receiver(pqxx::connection_base& conn, Notifier& notifier)
       : pqxx::notification_receiver(conn, kNotifyChannel), notifier_(notifier) {}
   void operator()(const std::string& payload, int) override { notifier_.notified(payload); }
 
@@ -113,12 +113,13 @@ void Notifier::notified(const std::string& payload) {
 void Notifier::loop() {
   while (!stopped_.load()) {
     try {
-      auto conn = pool_->connect();
-      Receiver receiver(*conn, *this);
+      auto conn =
+          pool_->connect(std::chrono::steady_clock::now() + pool_->settings().command_timeout);
+      Receiver receiver(conn->get(), *this);
       // Notifications sent while no LISTEN was active are lost: let every feed re-read.
       wake_all();
       while (!stopped_.load()) {
-        conn->await_notification(0, std::chrono::microseconds(kListenPoll).count());
+        conn->get().await_notification(0, std::chrono::microseconds(kListenPoll).count());
       }
     } catch (...) {
       // LISTEN unavailable: the feeds' safety poll carries on; retry after a pause.
@@ -142,7 +143,7 @@ PostgresFeed::PostgresFeed(std::shared_ptr<ConnectionPool> pool, std::shared_ptr
 PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
 
 std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
-  return pool_->run("feed", [&](pqxx::connection& conn) {
+  return pool_->run("feed", [&](pqxx::connection_base& conn) {
     pqxx::nontransaction tx(conn);
     auto rows = tx.exec_prepared("a2_read_events_page", session_id_, cursor, 1000);
     std::vector<Event> out;

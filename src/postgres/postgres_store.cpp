@@ -26,6 +26,10 @@ using detail::Notifier;
 constexpr int kSchemaVersion = 1;
 constexpr std::int64_t kReclaimBatch = 256;
 constexpr std::size_t kTailPage = 256;
+// The default command_timeout: statement_timeout plus this, or the fixed value when the
+// statement_timeout is 0 (none).
+constexpr std::int64_t kCommandTimeoutMargin = 5000;
+constexpr std::int64_t kDefaultCommandTimeout = 35000;
 
 Json opt_json(const std::optional<std::int64_t>& v) { return v ? Json(*v) : Json(); }
 Json opt_json(const std::optional<std::string>& v) { return v ? Json(*v) : Json(); }
@@ -128,7 +132,7 @@ class PostgresStore final : public Store {
         !events[0].settled) {
       NewEvent& e = events[0];
       const std::int64_t now = clock().now_ms();
-      Json reply = pool_->run("append", [&](pqxx::connection& conn) {
+      Json reply = pool_->run("append", [&](pqxx::connection_base& conn) {
         pqxx::nontransaction tx(conn);
         return Json::parse(
             tx.exec_prepared("a2_append_one", s, now, *e.id, e.type, e.payload.dump())
@@ -163,7 +167,7 @@ class PostgresStore final : public Store {
   }
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
-    return pool_->run("read", [&](pqxx::connection& conn) {
+    return pool_->run("read", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       return stored_rows(tx.exec_prepared("a2_read", s, options.after_index,
                                           options.through_index.value_or(kMaxSafeInteger)));
@@ -171,7 +175,7 @@ class PostgresStore final : public Store {
   }
 
   std::vector<Event> do_read_history(const std::string& s, const ReadOptions& options) override {
-    return pool_->run("read_history", [&](pqxx::connection& conn) {
+    return pool_->run("read_history", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       return event_rows(tx.exec_prepared("a2_read_history", s, options.after_index,
                                          options.through_index.value_or(kMaxSafeInteger)));
@@ -181,7 +185,7 @@ class PostgresStore final : public Store {
   std::optional<std::vector<Event>> do_read_tail(const std::string& s, std::int64_t from_index,
                                                  std::optional<std::int64_t> through) override {
     return pool_->run(
-        "read_tail", [&](pqxx::connection& conn) -> std::optional<std::vector<Event>> {
+        "read_tail", [&](pqxx::connection_base& conn) -> std::optional<std::vector<Event>> {
           pqxx::nontransaction tx(conn);
           auto rows =
               tx.exec_prepared("a2_read_tail", s, from_index, through.value_or(kMaxSafeInteger));
@@ -195,7 +199,7 @@ class PostgresStore final : public Store {
   }
 
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after_index) override {
-    return pool_->run("read_events", [&](pqxx::connection& conn) {
+    return pool_->run("read_events", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       return event_rows(tx.exec_prepared("a2_read_events_page", s, after_index, 256));
     });
@@ -203,7 +207,7 @@ class PostgresStore final : public Store {
 
   std::vector<SerializedEvent> do_read_feed_page(const std::string& s,
                                                  std::int64_t after_index) override {
-    return pool_->run("read_feed_page", [&](pqxx::connection& conn) {
+    return pool_->run("read_feed_page", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared("a2_read_events_page", s, after_index, 1000);
       std::vector<SerializedEvent> out;
@@ -303,7 +307,7 @@ class PostgresStore final : public Store {
   }
 
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override {
-    return pool_->run("dead_letters", [&](pqxx::connection& conn) {
+    return pool_->run("dead_letters", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       return stored_rows(tx.exec_prepared("a2_dead_letters", s));
     });
@@ -379,7 +383,7 @@ class PostgresStore final : public Store {
 
   PresenceMap do_read_presence(const std::string& s) override {
     auto now = clock().now_ms();
-    return pool_->run("read_presence", [&](pqxx::connection& conn) {
+    return pool_->run("read_presence", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared("a2_read_presence", s, now);
       return Json::parse(rows.at(0)[0].c_str()).get<PresenceMap>();
@@ -396,7 +400,7 @@ class PostgresStore final : public Store {
   template <class Decode>
   std::invoke_result_t<Decode, const Json&> call(std::string_view op, const char* statement,
                                                  const Json& request, Decode&& decode) {
-    return pool_->run(op, [&](pqxx::connection& conn) {
+    return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared(statement, request.dump());
       const auto& field = rows.at(0)[0];
@@ -412,7 +416,7 @@ class PostgresStore final : public Store {
                       {"s", requests[i].session_id},
                       {"through", opt_json(requests[i].through_index)},
                       {"snap", opt_json(requests[i].snapshot_through_index)}});
-    return pool_->run(op, [&](pqxx::connection& conn) {
+    return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared("a2_read_states", list.dump(), reducer);
       std::vector<StateResult> out(requests.size());
@@ -456,14 +460,24 @@ std::unique_ptr<Store> open(const Options& options) {
   a2::detail::check_clear_event_type("postgres open", options.clear_event_type);
   if (options.statement_timeout.count() < 0)
     throw InvalidArgument("a2 postgres open: statement_timeout must be >= 0");
+  if ((options.command_timeout && options.command_timeout->count() <= 0) ||
+      (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0))
+    throw InvalidArgument("a2 postgres open: command_timeout and pool_acquire_timeout must be > 0");
+  const auto command_timeout = options.command_timeout.value_or(
+      std::chrono::milliseconds(options.statement_timeout.count() > 0
+                                    ? options.statement_timeout.count() + kCommandTimeoutMargin
+                                    : kDefaultCommandTimeout));
   auto pool = std::make_shared<ConnectionPool>(detail::Settings{
-      options.connection, options.schema, options.pool_size, options.statement_timeout});
+      options.connection, options.schema, options.pool_size, options.statement_timeout,
+      command_timeout, options.pool_acquire_timeout.value_or(command_timeout)});
   // A first connection creates the schema and applies schema.sql under an advisory lock
   // (concurrent opens of one schema take turns), then checks the version; it then joins the pool.
-  std::unique_ptr<pqxx::connection> conn;
+  // Connecting counts against the command timeout; applying the schema does not (it may wait
+  // for a concurrent open).
+  std::unique_ptr<detail::Connection> conn;
   try {
-    conn = pool->connect();
-    pqxx::work tx(*conn);
+    conn = pool->connect(std::chrono::steady_clock::now() + command_timeout);
+    pqxx::work tx(conn->get());
     tx.exec_params("select pg_advisory_xact_lock(hashtext('a2 schema ' || $1))", options.schema);
     tx.exec("create schema if not exists \"" + options.schema + "\"");
     tx.exec(std::string(a2::detail::sql::kSchema.text));

@@ -200,7 +200,8 @@ Connection::~Connection() {
 void Connection::fail(std::string_view op, bool sent) {
   broken_ = true;
   std::string why = context_ ? std::string(context_->errstr) : std::string("not connected");
-  if (context_ && context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+  if (timed_out_ ||
+      (context_ && context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)))
     why = "timed out";
   if (why.empty()) why = "connection failed";
   std::string message = "a2 redis " + std::string(op) + ": " + why;
@@ -237,8 +238,31 @@ Reply Connection::read_one(std::string_view op) {
   return out;
 }
 
+bool Connection::idle_alive() {
+  if (broken_ || !context_) return false;
+  pollfd pfd{context_->fd, POLLIN, 0};
+  int rc;
+  do rc = ::poll(&pfd, 1, 0);
+  while (rc < 0 && errno == EINTR);
+  // Readable on an idle connection: end of file, a reset, or data nobody asked for.
+  if (rc != 0) broken_ = true;
+  return !broken_;
+}
+
+void Connection::apply_deadline(std::string_view op) {
+  if (!deadline_) return;
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - std::chrono::steady_clock::now());
+  if (left.count() <= 0) {
+    timed_out_ = true;
+    fail(op, false);
+  }
+  if (redisSetTimeout(context_, to_timeval(left)) != REDIS_OK) fail(op, false);
+}
+
 Reply Connection::command(std::string_view op, const Argv& argv) {
   if (broken_ || !context_) fail(op, false);
+  apply_deadline(op);
   append(argv);
   flush(op);
   return read_one(op);
@@ -246,6 +270,7 @@ Reply Connection::command(std::string_view op, const Argv& argv) {
 
 std::vector<Reply> Connection::pipeline(std::string_view op, const std::vector<Argv>& commands) {
   if (broken_ || !context_) fail(op, false);
+  apply_deadline(op);
   for (const auto& c : commands) append(c);
   flush(op);
   std::vector<Reply> out;
@@ -284,77 +309,6 @@ std::optional<Reply> Connection::receive(std::string_view op, std::chrono::milli
     if (rc == 0) return std::nullopt;
     if (redisBufferRead(context_) != REDIS_OK) fail(op, true);
   }
-}
-
-// ── Pool ───────────────────────────────────────────────────────────────────────────────────
-
-Pool::Pool(Endpoint endpoint, std::size_t size, std::chrono::milliseconds connect_timeout,
-           std::chrono::milliseconds command_timeout)
-    : endpoint_(std::move(endpoint)),
-      size_(size == 0 ? 1 : size),
-      connect_timeout_(connect_timeout),
-      command_timeout_(command_timeout) {}
-
-Pool::~Pool() { close(); }
-
-Pool::Lease Pool::acquire(std::string_view op) {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    if (closed_) throw Unavailable("a2 redis " + std::string(op) + ": the store is closed");
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return Lease(this, std::move(c));
-    }
-    if (open_ < size_) {
-      ++open_;
-      lock.unlock();
-      try {
-        return Lease(this,
-                     std::make_unique<Connection>(endpoint_, connect_timeout_, command_timeout_));
-      } catch (...) {
-        lock.lock();
-        --open_;
-        available_.notify_one();
-        throw;
-      }
-    }
-    available_.wait(lock);
-  }
-}
-
-std::unique_ptr<Connection> Pool::connect_dedicated() const {
-  return std::make_unique<Connection>(endpoint_, connect_timeout_, command_timeout_);
-}
-
-void Pool::give_back(std::unique_ptr<Connection> connection) {
-  std::unique_ptr<Connection> drop;
-  {
-    std::lock_guard lock(mutex_);
-    if (closed_ || connection->broken()) {
-      --open_;
-      drop = std::move(connection);
-    } else {
-      idle_.push_back(std::move(connection));
-    }
-  }
-  available_.notify_one();
-}
-
-void Pool::close() {
-  std::vector<std::unique_ptr<Connection>> drop;
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    open_ -= idle_.size();
-    drop.swap(idle_);
-  }
-  available_.notify_all();
-}
-
-bool Pool::closed() const {
-  std::lock_guard lock(mutex_);
-  return closed_;
 }
 
 }  // namespace a2::redis::detail

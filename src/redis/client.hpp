@@ -2,19 +2,19 @@
 #pragma once
 
 // The Redis transport of the backend: url parsing, owned replies, one hiredis connection, and a
-// thread-safe pool. This is the one place where hiredis errors become a2::Error (Unavailable).
+// connection type of the shared pool. This is the one place where hiredis errors become a2::Error
+// (Unavailable).
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "a2/errors.hpp"
+#include "common/pool.hpp"
 
 struct redisContext;
 
@@ -75,9 +75,18 @@ class Connection {
   // Waits up to `timeout` for one reply or pushed message. nullopt on timeout.
   std::optional<Reply> receive(std::string_view op, std::chrono::milliseconds timeout);
 
+  // Every later command must finish by `deadline` (the call's): the socket timeout is set to
+  // the time left before each command, and a command started past it fails unsent.
+  void set_deadline(a2::detail::SteadyTime deadline) { deadline_ = deadline; }
+
   bool broken() const { return broken_; }
+  // For the pool, on an idle connection: false (and broken) when the server closed it or sent
+  // something unasked, seen by a non-blocking poll of the socket; no round trip.
+  bool idle_alive();
 
  private:
+  // Sets the socket timeout to the time left before the deadline; fails (unsent) past it.
+  void apply_deadline(std::string_view op);
   void append(const Argv& argv);
   // Writes the output buffer completely; returns false (and marks broken) on failure.
   void flush(std::string_view op);
@@ -86,56 +95,11 @@ class Connection {
 
   redisContext* context_ = nullptr;
   bool broken_ = false;
+  bool timed_out_ = false;  // The deadline passed: fail() says so.
+  std::optional<a2::detail::SteadyTime> deadline_;
 };
 
-// A fixed-size pool of connections shared by the calling threads. Thread-safe.
-class Pool {
- public:
-  Pool(Endpoint endpoint, std::size_t size, std::chrono::milliseconds connect_timeout,
-       std::chrono::milliseconds command_timeout);
-  ~Pool();
-
-  // A borrowed connection, returned to the pool on destruction (or dropped when broken).
-  class Lease {
-   public:
-    Lease(Pool* pool, std::unique_ptr<Connection> connection)
-        : pool_(pool), connection_(std::move(connection)) {}
-    Lease(Lease&& other) noexcept = default;
-    Lease& operator=(Lease&&) = delete;
-    Lease(const Lease&) = delete;
-    ~Lease() {
-      if (pool_ && connection_) pool_->give_back(std::move(connection_));
-    }
-    Connection* operator->() const { return connection_.get(); }
-    Connection& operator*() const { return *connection_; }
-
-   private:
-    Pool* pool_;
-    std::unique_ptr<Connection> connection_;
-  };
-
-  // Waits for a free connection, connecting a new one when fewer than `size` exist.
-  // Throws Unavailable when closed or when connecting fails.
-  Lease acquire(std::string_view op);
-  // A new connection outside the pool (feeds' subscriptions).
-  std::unique_ptr<Connection> connect_dedicated() const;
-  // Drops idle connections; later acquire() calls throw Unavailable. In-flight connections are
-  // dropped when they come back.
-  void close();
-  bool closed() const;
-
- private:
-  void give_back(std::unique_ptr<Connection> connection);
-
-  Endpoint endpoint_;
-  std::size_t size_;
-  std::chrono::milliseconds connect_timeout_;
-  std::chrono::milliseconds command_timeout_;
-  mutable std::mutex mutex_;
-  std::condition_variable available_;
-  std::vector<std::unique_ptr<Connection>> idle_;
-  std::size_t open_ = 0;  // Idle plus lent out plus being connected.
-  bool closed_ = false;
-};
+// The pool of a store's connections (src/common/pool.hpp).
+using Pool = a2::detail::Pool<Connection>;
 
 }  // namespace a2::redis::detail

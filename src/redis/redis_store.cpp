@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,9 @@ constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip
 // Presence entries written by this library carry this source tag (docs/redis-layout.md#presence).
 constexpr std::string_view kPresenceSource = "a2-cpp";
 constexpr auto kFeedWaitSlice = std::chrono::milliseconds(50);  // cancel()/close() latency.
+// A feed that lost its subscription subscribes again after a backoff between these.
+constexpr auto kResubscribeMin = std::chrono::milliseconds(50);
+constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -63,12 +67,52 @@ auto retry_after_gap(F&& read) -> decltype(read()) {
   }
 }
 
+// The deadline of the store call running on this thread (set by RedisStore::guard), so that
+// every connection a call acquires counts against the one deadline.
+thread_local std::optional<a2::detail::SteadyTime> t_call_deadline;
+
+// Sets the thread's call deadline for its lifetime, unless an outer call set one.
+class CallDeadline {
+ public:
+  explicit CallDeadline(std::chrono::milliseconds timeout) : owner_(!t_call_deadline) {
+    if (owner_) t_call_deadline = std::chrono::steady_clock::now() + timeout;
+  }
+  ~CallDeadline() {
+    if (owner_) t_call_deadline.reset();
+  }
+  CallDeadline(const CallDeadline&) = delete;
+  CallDeadline& operator=(const CallDeadline&) = delete;
+
+ private:
+  bool owner_;
+};
+
 // What a store and its feeds share; outlives the store while a feed holds it.
 struct Core {
   Core(detail::Endpoint endpoint, const Options& o)
       : options(o),
         keys{o.key_prefix},
-        pool(std::move(endpoint), o.pool_size, o.connect_timeout, o.command_timeout) {}
+        pool("redis", o.pool_size, o.pool_acquire_timeout.value_or(o.command_timeout),
+             [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
+              command_timeout = o.command_timeout](a2::detail::SteadyTime deadline) {
+               // Connecting and its AUTH/SELECT count against the call's deadline too.
+               auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
+                                        deadline - std::chrono::steady_clock::now()),
+                                    std::chrono::milliseconds(1));
+               return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
+                                                   std::min(command_timeout, left));
+             }) {}
+
+  // A pooled connection for the calling thread's store call: its wait and every command it
+  // sends end by the call's deadline (command_timeout from the call's start).
+  detail::Pool::Lease acquire(std::string_view op) {
+    const auto deadline =
+        t_call_deadline.value_or(std::chrono::steady_clock::now() + options.command_timeout);
+    auto lease = pool.acquire(op, deadline);
+    lease->set_deadline(deadline);
+    return lease;
+  }
+
   Options options;
   detail::Keys keys;
   detail::Pool pool;
@@ -167,7 +211,7 @@ class RedisStore final : public Store {
                                                  std::optional<std::int64_t> through) override;
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after) override {
     return guard("read_events", [&] {
-      auto lease = core_->pool.acquire("read_events");
+      auto lease = core_->acquire("read_events");
       Reply r = lease->command("read_events", {"XRANGE", k().log(s), str(after + 1) + "-0", "+",
                                                "COUNT", str(kReadPageSize)});
       return events_of("read_events", s, r);
@@ -210,7 +254,7 @@ class RedisStore final : public Store {
  public:
   static std::vector<SerializedEvent> feed_page(Core& core, const std::string& s,
                                                 std::int64_t after) {
-    auto lease = core.pool.acquire("read_feed_page");
+    auto lease = core.acquire("read_feed_page");
     Reply r = lease->command("read_feed_page", {"XRANGE", core.keys.log(s), str(after + 1) + "-0",
                                                 "+", "COUNT", str(kFeedPageSize)});
     if (r.is_error()) throw Unavailable("a2 redis read_feed_page: " + r.str);
@@ -228,6 +272,7 @@ class RedisStore final : public Store {
   // The seeds' `wrap`: a2::Error passes through; anything else unexpected is store_unavailable.
   template <class F>
   auto guard(std::string_view op, F&& f) -> decltype(f()) {
+    CallDeadline deadline(core_->options.command_timeout);
     try {
       return f();
     } catch (const Error&) {
@@ -238,7 +283,7 @@ class RedisStore final : public Store {
   }
 
   Reply script(std::string_view op, const EmbeddedText& text, const Argv& keys, const Argv& args) {
-    auto lease = core_->pool.acquire(op);
+    auto lease = core_->acquire(op);
     return run_script(*lease, op, text, keys, args);
   }
 
@@ -296,7 +341,7 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
     std::string_view op, const std::string& s, std::int64_t after,
     std::optional<std::int64_t> through) {
   if (through && *through <= after) return {{}, 0};
-  auto lease = core_->pool.acquire(op);
+  auto lease = core_->acquire(op);
   Bounds b = read_bounds(*lease, op, s);
   detail::run_test_hook("read_bounds", s);
   const std::int64_t frontier = std::min(through.value_or(b.frontier), b.frontier);
@@ -423,7 +468,7 @@ std::vector<Event> RedisStore::do_read_history(const std::string& s, const ReadO
   constexpr std::string_view op = "read_history";
   return guard(op, [&] {
     return retry_after_gap([&] {
-      auto lease = core_->pool.acquire(op);
+      auto lease = core_->acquire(op);
       Reply r = lease->command(op, {"MGET", k().count(s), k().clear(s)});
       if (r.is_error()) throw Unavailable("a2 redis read_history: " + r.str);
       if (!r.is_array() || r.size() != 2) detail::unexpected(op, "bad MGET reply");
@@ -440,7 +485,7 @@ std::optional<std::vector<Event>> RedisStore::do_read_tail(const std::string& s,
                                                            std::optional<std::int64_t> through) {
   constexpr std::string_view op = "read_tail";
   return guard(op, [&]() -> std::optional<std::vector<Event>> {
-    auto lease = core_->pool.acquire(op);
+    auto lease = core_->acquire(op);
     Reply r = lease->command(op, {"XREVRANGE", k().log(s), through ? str(*through) + "-0" : "+",
                                   str(from) + "-0", "COUNT", str(kReadPageSize)});
     auto page = events_of(op, s, r);
@@ -495,9 +540,9 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
       result.events.reserve(events.size());
       for (std::size_t i = 0; i < events.size(); ++i) {
         auto& e = events[i];
-        result.events.push_back(a2::detail::new_row(
-            s, first + static_cast<std::int64_t>(i), *e.id, std::move(e.type),
-            std::move(e.payload), e.cause, std::move(e.lane), e.settled, now));
+        result.events.push_back(a2::detail::new_row(s, first + static_cast<std::int64_t>(i), *e.id,
+                                                    std::move(e.type), std::move(e.payload),
+                                                    e.cause, std::move(e.lane), e.settled, now));
       }
       return result;
     }
@@ -663,9 +708,9 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
       CompleteResult result{CompleteVerdict::completed, {}};
       for (std::size_t i = 0; i < q.events.size(); ++i) {
         const auto& c = q.events[i];
-        result.events.push_back(a2::detail::new_row(s, first + static_cast<std::int64_t>(i),
-                                                    *c.id, c.type, c.payload, cause, c.lane,
-                                                    c.settled, now));
+        result.events.push_back(a2::detail::new_row(s, first + static_cast<std::int64_t>(i), *c.id,
+                                                    c.type, c.payload, cause, c.lane, c.settled,
+                                                    now));
       }
       return result;
     }
@@ -754,7 +799,7 @@ StateResult RedisStore::do_read_state(const std::string& s, const std::string& r
   constexpr std::string_view op = "read_state";
   return guard(op, [&] {
     return retry_after_gap([&] {
-      auto lease = core_->pool.acquire(op);
+      auto lease = core_->acquire(op);
       auto cap =
           options.snapshot_through_index ? options.snapshot_through_index : options.through_index;
       Reply r = run_script(*lease, op, a2::detail::lua::kReadState,
@@ -865,7 +910,7 @@ ClearResult RedisStore::do_clear(const ClearRequest& q) {
 ReclaimResult RedisStore::do_reclaim(const std::string& s) {
   constexpr std::string_view op = "reclaim";
   return guard(op, [&] {
-    auto lease = core_->pool.acquire(op);
+    auto lease = core_->acquire(op);
     Reply batch = run_script(*lease, op, a2::detail::lua::kReclaimBatch, {k().count(s)},
                              {str(kReadPageSize)});
     if (!batch.is_array()) detail::unexpected(op, "expected an array");
@@ -933,16 +978,7 @@ class RedisFeed final : public Feed {
  public:
   RedisFeed(std::shared_ptr<Core> core, std::string session_id, std::int64_t after)
       : core_(std::move(core)), session_(std::move(session_id)), cursor_(after) {
-    constexpr std::string_view op = "subscribe";
-    subscriber_ = core_->pool.connect_dedicated();
-    const std::string channel = core_->keys.notify(session_);
-    subscriber_->send(op, {"SUBSCRIBE", channel});
-    auto confirmation = subscriber_->receive(op, core_->options.command_timeout);
-    if (!confirmation) throw Unavailable("a2 redis subscribe: SUBSCRIBE timed out");
-    if (confirmation->is_error()) throw Unavailable("a2 redis subscribe: " + confirmation->str);
-    if (!confirmation->is_array() || confirmation->size() < 1 ||
-        (*confirmation)[0].str != "subscribe")
-      detail::unexpected(op, "SUBSCRIBE was not confirmed");
+    subscriber_ = subscribe_connection(core_->options.command_timeout);
     last_poll_ = std::chrono::steady_clock::now();
   }
 
@@ -955,10 +991,13 @@ class RedisFeed final : public Feed {
         if (cancelled_.load()) return {};
         if (core_->closed.load()) throw Unavailable("a2 feed: the store is closed");
         auto now = std::chrono::steady_clock::now();
+        if (!subscriber_ && now >= resubscribe_at_) resubscribe(deadline);
+        now = std::chrono::steady_clock::now();
         if (catch_up_ || now >= last_poll_ + poll) {
+          // A failed read throws (the feed stays usable: the next call reads again).
+          auto page = RedisStore::feed_page(*core_, session_, cursor_.load());
           catch_up_ = false;
           last_poll_ = now;
-          auto page = RedisStore::feed_page(*core_, session_, cursor_.load());
           if (!page.empty()) {
             // A full page may have more behind it.
             catch_up_ = static_cast<std::int64_t>(page.size()) == kFeedPageSize;
@@ -971,11 +1010,26 @@ class RedisFeed final : public Feed {
         }
         now = std::chrono::steady_clock::now();
         if (now >= deadline) return {};
-        auto wait = std::min(deadline, last_poll_ + poll) - now;
-        auto slice = std::min<std::chrono::steady_clock::duration>(wait, kFeedWaitSlice);
-        auto message = subscriber_->receive(
-            op, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(slice),
-                         std::chrono::milliseconds(1)));
+        auto until = std::min(deadline, last_poll_ + poll);
+        if (!subscriber_) until = std::min(until, resubscribe_at_);
+        auto slice = std::max(
+            std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::min<std::chrono::steady_clock::duration>(until - now, kFeedWaitSlice)),
+            std::chrono::milliseconds(1));
+        if (!subscriber_) {
+          std::this_thread::sleep_for(slice);
+          continue;
+        }
+        std::optional<Reply> message;
+        try {
+          message = subscriber_->receive(op, slice);
+        } catch (const Unavailable&) {
+          // The subscription's connection was lost (a restart, CLIENT KILL): subscribe again
+          // at once; wake-ups meanwhile are lost, so catch up once it is back.
+          subscriber_.reset();
+          resubscribe_at_ = now;
+          continue;
+        }
         if (!message) continue;
         if (auto events = apply(*message)) return std::move(*events);
       }
@@ -1052,11 +1106,48 @@ class RedisFeed final : public Feed {
     return std::nullopt;
   }
 
+  // A new connection SUBSCRIBEd to the session's channel, confirmed within `timeout`.
+  std::unique_ptr<Connection> subscribe_connection(std::chrono::milliseconds timeout) {
+    constexpr std::string_view op = "subscribe";
+    auto c = core_->pool.connect_dedicated(std::chrono::steady_clock::now() +
+                                           core_->options.connect_timeout);
+    c->send(op, {"SUBSCRIBE", core_->keys.notify(session_)});
+    auto confirmation = c->receive(op, timeout);
+    if (!confirmation) throw Unavailable("a2 redis subscribe: SUBSCRIBE timed out");
+    if (confirmation->is_error()) throw Unavailable("a2 redis subscribe: " + confirmation->str);
+    if (!confirmation->is_array() || confirmation->size() < 1 ||
+        (*confirmation)[0].str != "subscribe")
+      detail::unexpected(op, "SUBSCRIBE was not confirmed");
+    return c;
+  }
+
+  // Subscribes again after the connection was lost; on failure, tries again after a backoff
+  // that doubles from kResubscribeMin up to the safety poll (at most kResubscribeMax). The
+  // safety poll delivers meanwhile.
+  void resubscribe(std::chrono::steady_clock::time_point next_deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        next_deadline - std::chrono::steady_clock::now());
+    try {
+      subscriber_ = subscribe_connection(std::clamp(
+          left, kResubscribeMin, std::max(core_->options.command_timeout, kResubscribeMin)));
+      resubscribe_backoff_ = kResubscribeMin;
+      catch_up_ = true;
+    } catch (const Error&) {
+      subscriber_.reset();
+      resubscribe_at_ = std::chrono::steady_clock::now() + resubscribe_backoff_;
+      resubscribe_backoff_ =
+          std::min({resubscribe_backoff_ * 2,
+                    std::max(core_->options.feed_safety_poll, kResubscribeMin), kResubscribeMax});
+    }
+  }
+
   std::shared_ptr<Core> core_;
   std::string session_;
   std::atomic<std::int64_t> cursor_;
   std::atomic<bool> cancelled_{false};
-  std::unique_ptr<Connection> subscriber_;
+  std::unique_ptr<Connection> subscriber_;  // Null while the subscription is lost.
+  std::chrono::steady_clock::time_point resubscribe_at_;
+  std::chrono::milliseconds resubscribe_backoff_ = kResubscribeMin;
   bool catch_up_ = true;
   std::chrono::steady_clock::time_point last_poll_;
 };
@@ -1093,9 +1184,11 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 redis open: timeouts must be positive");
   if (options.feed_safety_poll.count() <= 0)
     throw InvalidArgument("a2 redis open: feed_safety_poll must be positive");
+  if (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0)
+    throw InvalidArgument("a2 redis open: pool_acquire_timeout must be positive");
   auto core = std::make_shared<Core>(std::move(endpoint), options);
   {
-    auto lease = core->pool.acquire("open");
+    auto lease = core->acquire("open");
     Reply pong = lease->command("open", {"PING"});
     if (pong.is_error()) throw Unavailable("a2 redis open: PING failed: " + pong.str);
   }

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+// Connections and deadlines on Postgres, with the default pool (4) and with 8: after the server
+// drops every connection (pg_terminate_backend, a restart) the next calls all succeed; with the
+// server stopped (SIGSTOP of the postmaster and its backends) and more threads than connections
+// every call fails within its command_timeout plus a small margin, and the store recovers once
+// the server continues.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/postgres.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using a2::test::PostgresServer;
+
+// How far past its timeout a call may end on this (busy, shared) machine.
+constexpr auto kMargin = 750ms;
+
+std::string next_schema() {
+  static std::atomic<int> n{0};
+  return "conn" + std::to_string(++n);
+}
+
+a2::postgres::Options options_on(const std::string& connection, std::size_t pool_size) {
+  a2::postgres::Options o;
+  o.connection = connection;
+  o.schema = next_schema();
+  o.clock = std::make_shared<a2::ManualClock>(1'000'000);
+  if (pool_size != 0) o.pool_size = pool_size;  // 0: the default.
+  return o;
+}
+
+a2::NewEvent ev() {
+  a2::NewEvent e;
+  e.type = "t";
+  return e;
+}
+
+// The server's backends of connections named `app`.
+long long backends(const std::string& connection, const std::string& app) {
+  pqxx::connection admin(connection);
+  pqxx::nontransaction tx(admin);
+  return tx
+      .exec("select count(*) from pg_stat_activity where application_name = " + tx.quote(app))[0][0]
+      .as<long long>();
+}
+
+// Busy threads until the store has opened all `pool_size` connections.
+void fill_pool(a2::Store& store, std::size_t pool_size, const std::string& connection,
+               const std::string& app) {
+  for (int round = 0; round < 50 && backends(connection, app) < static_cast<long long>(pool_size);
+       ++round) {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < pool_size * 2; ++t)
+      threads.emplace_back([&] {
+        for (int i = 0; i < 30; ++i) (void)store.read("warm");
+      });
+    for (auto& t : threads) t.join();
+  }
+  REQUIRE(backends(connection, app) == static_cast<long long>(pool_size));
+}
+
+void sequential_calls_succeed(a2::Store& store, int n) {
+  const auto before = static_cast<std::int64_t>(store.read("s").size());
+  for (int i = 0; i < n; ++i) {
+    INFO("call " << i);
+    if (i % 2 == 0)
+      REQUIRE(store.append("s", {ev()}).events.at(0).index == before + i / 2 + 1);
+    else
+      REQUIRE(store.read("s").size() == static_cast<std::size_t>(before + i / 2 + 1));
+  }
+}
+
+TEST_CASE("after pg_terminate_backend of every connection the next calls all succeed",
+          "[connections][postgres]") {
+  const std::size_t pool_size = GENERATE(std::size_t{0}, std::size_t{8});
+  const std::size_t connections = pool_size == 0 ? a2::postgres::Options{}.pool_size : pool_size;
+  INFO("pool size " << connections);
+  auto& server = PostgresServer::shared();
+  const std::string app = "a2_conn_" + std::to_string(connections);
+  auto store =
+      a2::postgres::open(options_on(server.connection() + " application_name=" + app, pool_size));
+  fill_pool(*store, connections, server.connection(), app);
+  {
+    pqxx::connection admin(server.connection());
+    pqxx::nontransaction tx(admin);
+    auto killed =
+        tx.exec("select pg_terminate_backend(pid) from pg_stat_activity where application_name = " +
+                tx.quote(app));
+    REQUIRE(killed.size() == connections);
+  }
+  for (int i = 0; i < 100 && backends(server.connection(), app) > 0; ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(backends(server.connection(), app) == 0);
+  sequential_calls_succeed(*store, static_cast<int>(2 * connections + 2));
+}
+
+TEST_CASE("after a Postgres restart the next calls all succeed", "[connections][postgres]") {
+  const std::size_t pool_size = GENERATE(std::size_t{0}, std::size_t{8});
+  const std::size_t connections = pool_size == 0 ? a2::postgres::Options{}.pool_size : pool_size;
+  INFO("pool size " << connections);
+  PostgresServer server;
+  const std::string app = "a2_restart";
+  auto store =
+      a2::postgres::open(options_on(server.connection() + " application_name=" + app, pool_size));
+  fill_pool(*store, connections, server.connection(), app);
+  (void)store->append("s", {ev()});
+  server.stop();
+  server.start();
+  sequential_calls_succeed(*store, static_cast<int>(2 * connections + 2));
+}
+
+TEST_CASE("with Postgres stopped every call fails within its command_timeout",
+          "[connections][deadline][postgres]") {
+  PostgresServer server;
+  auto options = options_on(server.connection(), 0);  // The default pool size.
+  options.command_timeout = 1000ms;
+  auto store = a2::postgres::open(options);
+  (void)store->append("s", {ev()});
+  const int threads_count = static_cast<int>(3 * options.pool_size);
+  server.pause();
+  std::vector<std::chrono::steady_clock::duration> took(threads_count);
+  std::vector<int> outcome(threads_count, 0);  // 1: unavailable, 2: ... outcome unknown.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < threads_count; ++t)
+    threads.emplace_back([&, t] {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        if (t % 2 == 0)
+          (void)store->append("s", {ev()});
+        else
+          (void)store->read("s");
+      } catch (const a2::Unavailable& e) {
+        outcome[t] = e.outcome_unknown() ? 2 : 1;
+      } catch (...) {
+      }
+      took[t] = std::chrono::steady_clock::now() - start;
+    });
+  for (auto& th : threads) th.join();
+  server.resume();
+  int unknown = 0;
+  for (int t = 0; t < threads_count; ++t) {
+    INFO("thread " << t << " took "
+                   << std::chrono::duration_cast<std::chrono::milliseconds>(took[t]).count()
+                   << " ms");
+    CHECK(outcome[t] != 0);
+    CHECK(took[t] <= 1000ms + kMargin);
+    if (outcome[t] == 2) ++unknown;
+  }
+  // Calls that waited for a connection until their deadline sent nothing and say so (a call
+  // may get a connection a timed-out call freed, and send, so more than pool_size can be
+  // unknown on a slow machine).
+  CHECK(unknown < threads_count);
+  sequential_calls_succeed(*store, 10);
+}
+
+TEST_CASE("a Postgres pool exhausted past pool_acquire_timeout fails the waiting call unsent",
+          "[connections][deadline][postgres]") {
+  PostgresServer server;
+  auto options = options_on(server.connection(), 1);
+  options.command_timeout = 3000ms;
+  options.pool_acquire_timeout = 300ms;
+  auto store = a2::postgres::open(options);
+  server.pause();
+  // Resumes the server and joins the holder however the test leaves.
+  struct Holder {
+    PostgresServer& server;
+    std::thread thread;
+    ~Holder() {
+      server.resume();
+      if (thread.joinable()) thread.join();
+    }
+  } holder{server, std::thread([&] {
+             try {
+               (void)store->read("s");  // Holds the one connection until its 3 s deadline.
+             } catch (const a2::Unavailable&) {
+             }
+           })};
+  std::this_thread::sleep_for(100ms);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)store->append("s", {ev()});
+    FAIL("the append got a connection");
+  } catch (const a2::Unavailable& e) {
+    INFO(e.what());
+    CHECK_FALSE(e.outcome_unknown());
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 250ms);
+  CHECK(took <= 300ms + kMargin);
+  server.resume();
+  holder.thread.join();
+  sequential_calls_succeed(*store, 4);
+}
+
+}  // namespace

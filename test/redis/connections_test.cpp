@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// Connections and deadlines on Redis, with the default pool (4) and with 8: after the server
+// drops every connection (CLIENT KILL, a restart) the next calls all succeed; with the server
+// stopped (SIGSTOP) and more threads than connections every call fails within its timeout plus
+// a small margin and the store recovers once the server continues; a live feed survives a
+// server restart.
+#include <atomic>
+#include <thread>
+
+#include "support.hpp"
+
+namespace a2::redis_test {
+namespace {
+using namespace a2::conformance;
+using namespace std::chrono_literals;
+
+// How far past its timeout a call may end on this (busy, shared) machine.
+constexpr auto kMargin = 750ms;
+
+a2::redis::Options options_on(const a2::test::RedisServer& server, std::size_t pool_size) {
+  auto o = options_for(server.url(), unique_prefix("conn"));
+  o.clock = std::make_shared<ManualClock>(kT0);
+  if (pool_size != 0) o.pool_size = pool_size;  // 0: the default.
+  return o;
+}
+
+// The clients connected to the server (the raw client included).
+long long clients(Raw& raw) {
+  auto list = raw.get({"CLIENT", "LIST", "TYPE", "normal"}).value_or("");
+  return static_cast<long long>(std::count(list.begin(), list.end(), '\n'));
+}
+
+// Busy enough threads until the store has opened all `pool_size` connections.
+void fill_pool(Store& store, std::size_t pool_size, Raw& raw) {
+  for (int round = 0; round < 50 && clients(raw) < static_cast<long long>(pool_size) + 1; ++round) {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < pool_size * 2; ++t)
+      threads.emplace_back([&] {
+        for (int i = 0; i < 30; ++i) (void)store.read("warm");
+      });
+    for (auto& t : threads) t.join();
+  }
+  REQUIRE(clients(raw) == static_cast<long long>(pool_size) + 1);
+}
+
+// `n` sequential calls (appends and reads in turn), which must all succeed.
+void sequential_calls_succeed(Store& store, int n) {
+  const std::int64_t before = static_cast<std::int64_t>(store.read("s").size());
+  for (int i = 0; i < n; ++i) {
+    INFO("call " << i);
+    if (i % 2 == 0)
+      REQUIRE(store.append("s", {ev()}).events.at(0).index == before + i / 2 + 1);
+    else
+      REQUIRE(store.read("s").size() == static_cast<std::size_t>(before + i / 2 + 1));
+  }
+}
+
+TEST_CASE("after CLIENT KILL of every connection the next calls all succeed", "[redis][pool]") {
+  const std::size_t pool_size = GENERATE(std::size_t{0}, std::size_t{8});
+  const std::size_t connections = pool_size == 0 ? a2::redis::Options{}.pool_size : pool_size;
+  INFO("pool size " << connections);
+  a2::test::RedisServer server;
+  auto store = a2::redis::open(options_on(server, pool_size));
+  Raw raw(server.port());
+  fill_pool(*store, connections, raw);
+  REQUIRE(raw.integer({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}) ==
+          static_cast<long long>(connections));
+  sequential_calls_succeed(*store, static_cast<int>(2 * connections + 2));
+}
+
+TEST_CASE("after a server restart the next calls all succeed", "[redis][pool][fault]") {
+  const std::size_t pool_size = GENERATE(std::size_t{0}, std::size_t{8});
+  const std::size_t connections = pool_size == 0 ? a2::redis::Options{}.pool_size : pool_size;
+  INFO("pool size " << connections);
+  a2::test::RedisServer server(/*persistent=*/true);
+  auto store = a2::redis::open(options_on(server, pool_size));
+  {
+    Raw raw(server.port());
+    fill_pool(*store, connections, raw);
+  }
+  (void)store->append("s", {ev()});
+  server.restart();
+  sequential_calls_succeed(*store, static_cast<int>(2 * connections + 2));
+}
+
+TEST_CASE("with the server stopped every call fails within its timeout, pool wait included",
+          "[redis][pool][deadline]") {
+  a2::test::RedisServer server;
+  auto options = options_on(server, 0);  // The default pool size.
+  options.command_timeout = 1000ms;
+  auto store = a2::redis::open(options);
+  (void)store->append("s", {ev()});
+  const int threads_count = static_cast<int>(3 * options.pool_size);
+  server.pause();
+  std::vector<std::chrono::steady_clock::duration> took(threads_count);
+  std::vector<int> outcome(threads_count, 0);  // 1: unavailable, 2: ... outcome unknown.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < threads_count; ++t)
+    threads.emplace_back([&, t] {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        if (t % 2 == 0)
+          (void)store->append("s", {ev()});
+        else
+          (void)store->read("s");
+      } catch (const Unavailable& e) {
+        outcome[t] = e.outcome_unknown() ? 2 : 1;
+      } catch (...) {
+      }
+      took[t] = std::chrono::steady_clock::now() - start;
+    });
+  for (auto& th : threads) th.join();
+  server.resume();
+  int unknown = 0;
+  for (int t = 0; t < threads_count; ++t) {
+    INFO("thread " << t << " took "
+                   << std::chrono::duration_cast<std::chrono::milliseconds>(took[t]).count()
+                   << " ms");
+    CHECK(outcome[t] != 0);  // Failed with store_unavailable.
+    CHECK(took[t] <= options.command_timeout + kMargin);
+    if (outcome[t] == 2) ++unknown;
+  }
+  // Calls that waited for a connection until their deadline sent nothing and say so (a call
+  // may get a connection a timed-out call freed, and send, so more than pool_size can be
+  // unknown on a slow machine).
+  CHECK(unknown < threads_count);
+  // The store recovers: the timed-out connections were dropped.
+  sequential_calls_succeed(*store, 10);
+}
+
+TEST_CASE("a pool exhausted past pool_acquire_timeout fails the waiting call with nothing sent",
+          "[redis][pool][deadline]") {
+  a2::test::RedisServer server;
+  auto options = options_on(server, 1);
+  options.command_timeout = 3000ms;
+  options.pool_acquire_timeout = 300ms;
+  auto store = a2::redis::open(options);
+  server.pause();
+  // Resumes the server and joins the holder however the test leaves.
+  struct Holder {
+    a2::test::RedisServer& server;
+    std::thread thread;
+    ~Holder() {
+      server.resume();
+      if (thread.joinable()) thread.join();
+    }
+  } holder{server, std::thread([&] {
+             try {
+               (void)store->read("s");  // Holds the one connection until its 3 s deadline.
+             } catch (const Unavailable&) {
+             }
+           })};
+  std::this_thread::sleep_for(100ms);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)store->append("s", {ev()});
+    FAIL("the append got a connection");
+  } catch (const Unavailable& e) {
+    INFO(e.what());
+    CHECK_FALSE(e.outcome_unknown());
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 250ms);
+  CHECK(took <= 300ms + kMargin);
+  server.resume();
+  holder.thread.join();
+  sequential_calls_succeed(*store, 4);
+}
+
+TEST_CASE("a live feed survives a server restart without gaps or duplicates",
+          "[redis][feed][fault]") {
+  a2::test::RedisServer server(/*persistent=*/true);
+  auto options = options_on(server, 0);
+  options.feed_safety_poll = 60s;  // Only wake-ups on a new subscription deliver promptly.
+  auto store = a2::redis::open(options);
+  (void)store->append("s", evs(2));
+  auto feed = store->subscribe("s", 0);
+  std::vector<std::int64_t> got;
+  auto collect = [&](std::size_t n, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (got.size() < n && std::chrono::steady_clock::now() < deadline)
+      for (const auto& e : feed->next(100ms)) got.push_back(e.index);
+  };
+  collect(2, 5s);
+  REQUIRE(got == std::vector<std::int64_t>{1, 2});
+  server.restart();
+  (void)store->append("s", evs(2));  // Before the feed noticed: its catch-up delivers these.
+  collect(4, 5s);
+  REQUIRE(got == std::vector<std::int64_t>{1, 2, 3, 4});
+  // The feed subscribed again: a wake-up delivers long before the 60 s safety poll.
+  std::this_thread::sleep_for(200ms);
+  (void)store->append("s", evs(1));
+  collect(5, 5s);
+  REQUIRE(got == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+  REQUIRE(feed->cursor() == 5);
+}
+
+}  // namespace
+}  // namespace a2::redis_test
