@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "a2/detail/json_object.hpp"
 
 // Value types of the event log. All are plain values: safe to copy, and safe to share between
 // threads as long as nobody mutates a shared instance.
 namespace a2 {
 
-using Json = nlohmann::json;
+// JSON values keep their members in insertion order, as JavaScript objects do; written as
+// JSON.stringify writes them (a2/detail/json_text.hpp).
+using Json = detail::OrderedJson;
 
 // The default type of the marker event a clear appends: each backend's
 // Options::clear_event_type. Reserved: the runtime should not append events of that type itself

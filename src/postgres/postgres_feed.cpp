@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "a2/detail/stored_json.hpp"
+#include "a2/detail/json_text.hpp"
 
 namespace a2::postgres::detail {
 namespace {
@@ -31,7 +31,8 @@ Event event_from_row(const pqxx::row& row, pqxx::row::size_type first) {
   e.index = row[first + 1].as<std::int64_t>();
   e.id = row[first + 2].c_str();
   e.type = row[first + 3].c_str();
-  e.payload = row[first + 4].is_null() ? Json() : a2::detail::parse_stored_json(row[first + 4].c_str());
+  e.payload =
+      row[first + 4].is_null() ? Json() : a2::detail::parse_stored_json(row[first + 4].c_str());
   e.created_at = row[first + 5].as<std::int64_t>();
   return e;
 }

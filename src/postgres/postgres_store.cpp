@@ -10,9 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/json_text.hpp"
 #include "a2/detail/rows.hpp"
 #include "a2/detail/sql_files.hpp"
-#include "a2/detail/stored_json.hpp"
+#include "a2/detail/json_text.hpp"
 #include "a2/postgres.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/postgres_feed.hpp"
@@ -91,7 +92,8 @@ std::vector<StoredEvent> stored_list(const Json& j) {
 std::vector<StoredEvent> stored_rows(const pqxx::result& rows) {
   std::vector<StoredEvent> out;
   out.reserve(rows.size());
-  for (const auto& row : rows) out.push_back(stored_from_json(Json::parse(row[0].c_str())));
+  for (const auto& row : rows)
+    out.push_back(stored_from_json(a2::detail::parse_stored_json(row[0].c_str())));
   return out;
 }
 
@@ -134,10 +136,10 @@ class PostgresStore final : public Store {
       const std::int64_t now = clock().now_ms();
       Json reply = pool_->run("append", [&](pqxx::connection_base& conn) {
         pqxx::nontransaction tx(conn);
-        return Json::parse(
-            tx.exec_prepared("a2_append_one", s, now, *e.id, e.type, e.payload.dump())
-                .at(0)[0]
-                .c_str());
+        auto rows = tx.exec_prepared("a2_append_one", s, now, *e.id, e.type,
+                                     a2::detail::json_text(e.payload));
+        return after_call("append",
+                          [&] { return a2::detail::parse_stored_json(rows.at(0)[0].c_str()); });
       });
       if (!reply.is_number_integer()) return append_result(reply);
       AppendResult result;
@@ -386,7 +388,7 @@ class PostgresStore final : public Store {
     return pool_->run("read_presence", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared("a2_read_presence", s, now);
-      return Json::parse(rows.at(0)[0].c_str()).get<PresenceMap>();
+      return a2::detail::parse_stored_json(rows.at(0)[0].c_str()).get<PresenceMap>();
     });
   }
 
@@ -396,15 +398,33 @@ class PostgresStore final : public Store {
   }
 
  private:
+  // Decodes the reply of a write function that has committed (autocommit). Should decoding
+  // fail, the change has happened: the caller hears outcome unknown, never a plain failure.
+  template <class F>
+  static auto after_call(std::string_view op, F&& decode) -> decltype(decode()) {
+    try {
+      return decode();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Unavailable(
+          "a2 postgres " + std::string(op) +
+              ": unreadable reply after the function committed (outcome unknown): " + e.what(),
+          true);
+    }
+  }
+
   // One call of a write function: one round trip, result decoded by `decode`.
   template <class Decode>
   std::invoke_result_t<Decode, const Json&> call(std::string_view op, const char* statement,
                                                  const Json& request, Decode&& decode) {
     return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared(statement, request.dump());
-      const auto& field = rows.at(0)[0];
-      return decode(field.is_null() ? Json() : Json::parse(field.c_str()));
+      auto rows = tx.exec_prepared(statement, a2::detail::json_text(request));
+      return after_call(op, [&] {
+        const auto& field = rows.at(0)[0];
+        return decode(field.is_null() ? Json() : a2::detail::parse_stored_json(field.c_str()));
+      });
     });
   }
 
@@ -418,15 +438,16 @@ class PostgresStore final : public Store {
                       {"snap", opt_json(requests[i].snapshot_through_index)}});
     return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_states", list.dump(), reducer);
+      auto rows = tx.exec_prepared("a2_read_states", a2::detail::json_text(list), reducer);
       std::vector<StateResult> out(requests.size());
       for (const auto& row : rows) {
         auto& result = out.at(row[0].as<std::size_t>());
         if (row[1].as<int>() == 0) {
           if (!row[2].is_null()) result.head_index = row[2].as<std::int64_t>();
           if (!row[3].is_null())
-            result.snapshot = Checkpoint{row[3].as<std::int64_t>(),
-                                         row[4].is_null() ? Json() : a2::detail::parse_stored_json(row[4].c_str())};
+            result.snapshot = Checkpoint{
+                row[3].as<std::int64_t>(),
+                row[4].is_null() ? Json() : a2::detail::parse_stored_json(row[4].c_str())};
           auto clear_index = row[5].as<std::int64_t>();
           if (clear_index > 0) result.clear_index = clear_index;
         } else {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "redis/codec.hpp"
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 
-#include "a2/detail/stored_json.hpp"
+#include "a2/detail/json_text.hpp"
+
+#include "a2/detail/json_text.hpp"
 
 namespace a2::redis::detail {
 
@@ -45,21 +46,50 @@ std::optional<std::int64_t> parse_integer(std::string_view s) {
     return negative ? -v : v;
   }
   // Lua's tostring of a large number ("9.007199254741e+15"): accept only integral values.
-  std::string copy(s);
-  char* end = nullptr;
-  errno = 0;
-  double d = std::strtod(copy.c_str(), &end);
-  if (errno != 0 || end != copy.c_str() + copy.size() || !std::isfinite(d) || std::floor(d) != d ||
-      std::fabs(d) > static_cast<double>(kMaxSafeInteger))
+  auto d = parse_double(s);
+  if (!d || std::floor(*d) != *d || std::fabs(*d) > static_cast<double>(kMaxSafeInteger))
     return std::nullopt;
-  return static_cast<std::int64_t>(d);
+  return static_cast<std::int64_t>(*d);
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  // The JSON number grammar (Lua's tostring and JSON.stringify both write within it):
+  // -?digits(.digits)?([eE][+-]?digits)?
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (!digits()) return std::nullopt;
+  if (i < s.size() && s[i] == '.' && (++i, !digits())) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  double d = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+std::optional<std::int64_t> parse_number(std::string_view s) {
+  if (auto exact = parse_integer(s)) return exact;
+  auto d = parse_double(s);
+  if (!d) return std::nullopt;
+  const double t = std::trunc(*d);
+  if (std::fabs(t) > static_cast<double>(kMaxSafeInteger)) return std::nullopt;
+  return static_cast<std::int64_t>(t);
 }
 
 std::int64_t number(std::string_view op, const Reply& r) {
   if (r.type == Reply::Type::integer) return r.integer;
   if (r.is_string()) {
-    if (auto v = parse_integer(r.str)) return *v;
-    unexpected(op, "'" + r.str.substr(0, 40) + "' is not an integer");
+    if (auto v = parse_number(r.str)) return *v;
+    unexpected(op, "'" + r.str.substr(0, 40) + "' is not a number");
   }
   unexpected(op, "expected an integer");
 }
@@ -115,6 +145,13 @@ EntryFields fields_of(std::string_view op, const Reply& entry) {
   return f;
 }
 
+std::int64_t created_at(std::string_view op, const EntryFields& f) {
+  auto created = parse_number(*f.created_at);
+  if (!created)
+    unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
+  return *created;
+}
+
 void fill_event(std::string_view op, const std::string& session_id, const EntryFields& f,
                 Event& e) {
   e.session_id = session_id;
@@ -126,10 +163,7 @@ void fill_event(std::string_view op, const std::string& session_id, const EntryF
   } catch (const Json::exception&) {
     unexpected(op, "the payload of event " + std::to_string(f.index) + " is not JSON");
   }
-  auto created = parse_integer(*f.created_at);
-  if (!created)
-    unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
-  e.created_at = *created;
+  e.created_at = created_at(op, f);
 }
 
 }  // namespace
@@ -159,23 +193,21 @@ SerializedEvent to_serialized_event(std::string_view op, const std::string& sess
   e.payload_json = *f.payload;
   e.index = f.index;
   e.session_id = session_id;
-  auto created = parse_integer(*f.created_at);
-  if (!created)
-    unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
-  e.created_at = *created;
+  e.created_at = created_at(op, f);
   return e;
 }
 
 std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw) {
   if (raw.empty()) return std::nullopt;
   try {
-    auto j = Json::parse(raw);
+    auto j = a2::detail::parse_stored_json(raw);
     auto get = [&](const char* name) -> std::int64_t {
       const auto& v = j.at(name);
       if (v.is_number_integer()) return v.get<std::int64_t>();
-      double d = v.get<double>();
-      if (std::floor(d) != d) throw std::runtime_error("not integral");
-      return static_cast<std::int64_t>(d);
+      // A fractional or exponent-form number (JSON.stringify may write either): truncated.
+      auto n = parse_number(a2::detail::json_text(v));
+      if (!n) throw std::runtime_error("not a number");
+      return *n;
     };
     return EventCause{get("index"), get("attempt")};
   } catch (const std::exception&) {
@@ -200,7 +232,7 @@ void apply_columns(std::string_view op, StoredEvent& e, const std::array<const R
   e.processed_by_attempt = opt(1);
   if (auto ri = str(2)) {
     try {
-      auto j = Json::parse(*ri);
+      auto j = a2::detail::parse_stored_json(*ri);
       std::vector<std::string> ids;
       if (j.is_array())
         for (const auto& v : j) ids.push_back(v.get<std::string>());
@@ -223,6 +255,58 @@ void apply_columns(std::string_view op, StoredEvent& e, const std::array<const R
   e.attempt_count = opt(10).value_or(0);
   e.failure_count = opt(11).value_or(0);
   e.last_error = str(12);
+}
+
+ClaimResult claim_result(std::string_view op, const std::string& session_id, const Reply& r) {
+  if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
+  const std::string verdict = text(op, r[0]);
+  ClaimResult result;
+  if (verdict == "settled") {
+    result.verdict = ClaimVerdict::settled;
+    return result;
+  }
+  if (verdict == "busy" && r.size() >= 2) {
+    result.verdict = ClaimVerdict::busy;
+    result.retry_at = number(op, r[1]);
+    return result;
+  }
+  if (verdict != "claimed" || r.size() < 2) unexpected(op, "unknown verdict '" + verdict + "'");
+  const auto count = number(op, r[1]);
+  if (count < 1 || r.size() < 2 + static_cast<std::size_t>(count) * 10)
+    unexpected(op, "short 'claimed' reply");
+  const auto n = static_cast<std::size_t>(count);
+  std::int64_t clear = 0;
+  if (r.size() > 2 + n * 10) clear = number(op, r[2 + n * 10]);
+  result.verdict = ClaimVerdict::claimed;
+  result.events.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t o = 2 + i * 10;
+    StoredEvent e = to_stored_event(op, session_id, r[o + 9]);
+    e.attempt_count = number(op, r[o]);
+    e.failure_count = r[o + 1].is_nil() ? 0 : number(op, r[o + 1]);
+    if (!r[o + 2].is_nil()) e.last_error = text(op, r[o + 2]);
+    e.first_claimed_at = optional_number(op, r[o + 3]);
+    e.last_claimed_at = optional_number(op, r[o + 4]);
+    e.last_failed_at = optional_number(op, r[o + 5]);
+    e.last_failed_attempt = optional_number(op, r[o + 6]);
+    e.claim_holder = text(op, r[o + 7]);
+    e.claim_expires_at = number(op, r[o + 8]);
+    if (clear > 0) e.clear_index = clear;
+    result.events.push_back(std::move(e));
+  }
+  return result;
+}
+
+RenewResult renew_result(std::string_view op, const Reply& r) {
+  if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
+  const auto renewed = number(op, r[0]);
+  if (renewed < 0 || r.size() < 1 + static_cast<std::size_t>(renewed))
+    unexpected(op, "short reply");
+  RenewResult result;
+  for (std::size_t i = 1; i < r.size(); ++i)
+    (i <= static_cast<std::size_t>(renewed) ? result.renewed : result.superseded)
+        .push_back(number(op, r[i]));
+  return result;
 }
 
 }  // namespace a2::redis::detail

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "a2/errors.hpp"
+#include "a2/results.hpp"
 #include "a2/types.hpp"
 #include "redis/client.hpp"
 
@@ -26,11 +27,17 @@ inline constexpr std::array<const char*, 13> kMetaSuffixes = {
 
 // A reply that must be a string, status or integer, as text; nil is "".
 std::string text(std::string_view op, const Reply& r);
-// An integer that arrives as an integer or as decimal text (Lua may send "1e+15" for large
-// numbers: accepted when integral).
+// A number that arrives as an integer or as text in the JSON number grammar ("12", "1e+15",
+// "1700000060000.3333": the original package stores fractional milliseconds as they come),
+// truncated toward zero. Throws Unavailable for anything else, or beyond +-(2^53 - 1).
 std::int64_t number(std::string_view op, const Reply& r);
 std::optional<std::int64_t> optional_number(std::string_view op, const Reply& r);
+// Strict: an integral value only ("7", "1e+15"); counts, splits, boundaries and entry ids.
 std::optional<std::int64_t> parse_integer(std::string_view s);
+// Lenient: any number of the JSON grammar, truncated toward zero; times and counters.
+std::optional<std::int64_t> parse_number(std::string_view s);
+// Text of the JSON number grammar as a finite double; no spaces, no hex, no inf/nan.
+std::optional<double> parse_double(std::string_view s);
 
 // "<I>-0" -> I.
 std::int64_t entry_index(std::string_view op, const std::string& entry_id);
@@ -49,5 +56,11 @@ void apply_columns(std::string_view op, StoredEvent& e,
 std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw);
 // The cause text an append stores, as JSON.stringify writes it: {"index":I,"attempt":A}.
 std::string cause_json(const EventCause& c);
+
+// Script replies of the work calls (lua/claim_available.lua, lua/renew_claims.lua). Total over
+// what the original package's data gives: numbers as integers or text, fractional times
+// (truncated), nil optional columns, payloads with lone surrogates. 'missing' is the caller's.
+ClaimResult claim_result(std::string_view op, const std::string& session_id, const Reply& r);
+RenewResult renew_result(std::string_view op, const Reply& r);
 
 }  // namespace a2::redis::detail

@@ -15,9 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/json_text.hpp"
 #include "a2/detail/lua_scripts.hpp"
 #include "a2/detail/rows.hpp"
-#include "a2/detail/stored_json.hpp"
+#include "a2/detail/json_text.hpp"
 #include "a2/redis.hpp"
 #include "redis/client.hpp"
 #include "redis/codec.hpp"
@@ -282,6 +283,26 @@ class RedisStore final : public Store {
     }
   }
 
+  // Decodes the reply of a script that may have changed the store. The decoders accept every
+  // shape the original package's data gives (codec.hpp); should one still fail, the change may
+  // have happened, so the caller hears outcome unknown, never a plain failure.
+  template <class F>
+  static auto after_script(std::string_view op, F&& decode) -> decltype(decode()) {
+    try {
+      return decode();
+    } catch (const Unavailable& e) {
+      if (e.outcome_unknown()) throw;
+      throw Unavailable(std::string(e.what()) + " (after the script ran: outcome unknown)", true);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Unavailable(
+          "a2 redis " + std::string(op) +
+              ": unreadable reply after the script ran (outcome unknown): " + e.what(),
+          true);
+    }
+  }
+
   Reply script(std::string_view op, const EmbeddedText& text, const Argv& keys, const Argv& args) {
     auto lease = core_->acquire(op);
     return run_script(*lease, op, text, keys, args);
@@ -516,7 +537,7 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
     payloads.reserve(events.size());
     for (const auto& e : events) {
       keys.push_back(k().id(*e.id));
-      payloads.push_back(e.payload.dump());
+      payloads.push_back(a2::detail::json_text(e.payload));
       args.push_back(*e.id);
       args.push_back(e.type);
       args.push_back(payloads.back());
@@ -535,8 +556,10 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
     };
     if (verdict == "empty") return AppendResult{{}, detail::text(op, at(1)) == "1"};
     if (verdict == "ok") {
-      const std::int64_t first = detail::number(op, at(1));
-      AppendResult result{{}, detail::text(op, at(2)) == "1"};
+      const auto [first, has_pending] = after_script(op, [&] {
+        return std::pair{detail::number(op, at(1)), detail::text(op, at(2)) == "1"};
+      });
+      AppendResult result{{}, has_pending};
       result.events.reserve(events.size());
       for (std::size_t i = 0; i < events.size(); ++i) {
         auto& e = events[i];
@@ -605,45 +628,10 @@ ClaimResult RedisStore::do_claim_available(const ClaimRequest& q) {
         op, a2::detail::lua::kClaimAvailable,
         {k().log(s), k().count(s), k().meta(s), k().pending(s), k().ready(s), k().meta_split(s)},
         args);
-    if (!r.is_array() || r.size() == 0) detail::unexpected(op, "empty script reply");
-    const std::string verdict = detail::text(op, r[0]);
-    ClaimResult result;
-    if (verdict == "settled") {
-      result.verdict = ClaimVerdict::settled;
-      return result;
-    }
-    if (verdict == "busy" && r.size() >= 2) {
-      result.verdict = ClaimVerdict::busy;
-      result.retry_at = detail::number(op, r[1]);
-      return result;
-    }
-    if (verdict == "missing" && r.size() >= 2)
+    if (r.is_array() && r.size() >= 2 && detail::text(op, r[0]) == "missing")
       throw Unavailable("a2 claim_available: redis event " + detail::text(op, r[1]) +
                         " missing in " + session_text(s));
-    if (verdict != "claimed" || r.size() < 2)
-      detail::unexpected(op, "unknown verdict '" + verdict + "'");
-    const auto count = static_cast<std::size_t>(detail::number(op, r[1]));
-    if (r.size() < 2 + count * 10) detail::unexpected(op, "short 'claimed' reply");
-    std::int64_t clear = 0;
-    if (r.size() > 2 + count * 10) clear = detail::number(op, r[2 + count * 10]);
-    result.verdict = ClaimVerdict::claimed;
-    result.events.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t o = 2 + i * 10;
-      StoredEvent e = detail::to_stored_event(op, s, r[o + 9]);
-      e.attempt_count = detail::number(op, r[o]);
-      e.failure_count = detail::number(op, r[o + 1]);
-      if (!r[o + 2].is_nil()) e.last_error = detail::text(op, r[o + 2]);
-      e.first_claimed_at = detail::optional_number(op, r[o + 3]);
-      e.last_claimed_at = detail::optional_number(op, r[o + 4]);
-      e.last_failed_at = detail::optional_number(op, r[o + 5]);
-      e.last_failed_attempt = detail::optional_number(op, r[o + 6]);
-      e.claim_holder = detail::text(op, r[o + 7]);
-      e.claim_expires_at = detail::number(op, r[o + 8]);
-      if (clear > 0) e.clear_index = clear;
-      result.events.push_back(std::move(e));
-    }
-    return result;
+    return after_script(op, [&] { return detail::claim_result(op, s, r); });
   });
 }
 
@@ -660,13 +648,7 @@ RenewResult RedisStore::do_renew_claims(const RenewRequest& q) {
     const auto& s = q.session_id;
     Reply r = script(op, a2::detail::lua::kRenewClaims,
                      {k().count(s), k().meta(s), k().meta_split(s)}, args);
-    if (!r.is_array() || r.size() == 0) detail::unexpected(op, "empty script reply");
-    const auto renewed = static_cast<std::size_t>(detail::number(op, r[0]));
-    if (r.size() < 1 + renewed) detail::unexpected(op, "short reply");
-    RenewResult result;
-    for (std::size_t i = 1; i < r.size(); ++i)
-      (i <= renewed ? result.renewed : result.superseded).push_back(detail::number(op, r[i]));
-    return result;
+    return after_script(op, [&] { return detail::renew_result(op, r); });
   });
 }
 
@@ -685,7 +667,7 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
       keys.push_back(k().id(*c.id));
       args.push_back(*c.id);
       args.push_back(c.type);
-      args.push_back(c.payload.dump());
+      args.push_back(a2::detail::json_text(c.payload));
       args.push_back(c.lane.value_or(""));
       args.push_back(c.settled ? "1" : "0");
     }
@@ -703,8 +685,10 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
           "a2 complete_attempt: a child id is already owned, or the retried completion of event " +
           str(q.index) + " does not match the recorded one in " + session_text(s));
     if (verdict == "ok") {
-      if (r.size() < 2) detail::unexpected(op, "short 'ok' reply");
-      const std::int64_t first = detail::number(op, r[1]);
+      const std::int64_t first = after_script(op, [&] {
+        if (r.size() < 2) detail::unexpected(op, "short 'ok' reply");
+        return detail::number(op, r[1]);
+      });
       CompleteResult result{CompleteVerdict::completed, {}};
       for (std::size_t i = 0; i < q.events.size(); ++i) {
         const auto& c = q.events[i];
@@ -742,9 +726,10 @@ FailResult RedisStore::do_fail_attempt(const FailRequest& q) {
                      {k().count(s), k().meta(s), k().pending(s), k().ready(s), k().pins(s, q.index),
                       k().pin_counts(s), k().meta_split(s)},
                      {str(q.index), str(q.attempt), q.error, str(q.max_failures), str(now)});
-    if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
-    const std::string verdict = detail::text(op, r[0]);
-    const std::int64_t failures = detail::number(op, r[1]);
+    const auto [verdict, failures] = after_script(op, [&] {
+      if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
+      return std::pair{detail::text(op, r[0]), detail::number(op, r[1])};
+    });
     if (verdict == "cleared") return FailResult{FailVerdict::superseded, 0};
     if (verdict == "missing")
       throw InvalidArgument("a2 fail_attempt: no event at index " + str(q.index) + " in " +
@@ -787,8 +772,10 @@ RedriveResult RedisStore::do_redrive(const RedriveRequest& q) {
     Reply r = script(op, a2::detail::lua::kRedrive,
                      {k().count(s), k().meta(s), k().pending(s), k().ready(s), k().meta_split(s)},
                      {str(q.index), std::string(to_string(q.action)), str(now)});
-    if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
-    return RedriveResult{detail::text(op, r[0]) == "1", detail::text(op, r[1]) == "1"};
+    return after_script(op, [&] {
+      if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
+      return RedriveResult{detail::text(op, r[0]) == "1", detail::text(op, r[1]) == "1"};
+    });
   });
 }
 
@@ -821,14 +808,15 @@ StateResult RedisStore::do_read_state(const std::string& s, const std::string& r
       if (!raw.empty()) {
         Json checkpoint;
         try {
-          checkpoint = Json::parse(raw);
+          checkpoint = a2::detail::parse_stored_json(raw);
         } catch (const Json::exception&) {
           detail::unexpected(op, "a stored checkpoint is not JSON");
         }
         const auto& index = checkpoint.contains("index") ? checkpoint["index"] : Json();
-        if (!index.is_number_integer() && !index.is_number_unsigned()) throw invalid();
-        auto i = index.get<std::int64_t>();
-        if (i < 0 || i > kMaxSafeInteger) throw invalid();
+        if (!index.is_number()) throw invalid();
+        auto parsed = detail::parse_number(a2::detail::json_text(index));
+        if (!parsed || *parsed < 0) throw invalid();
+        const std::int64_t i = *parsed;
         result.snapshot =
             Checkpoint{i, checkpoint.contains("state") ? checkpoint["state"] : Json()};
       }
@@ -859,7 +847,7 @@ void RedisStore::do_put_snapshots(const std::string& s, const std::string& reduc
     for (const auto& w : writes) {
       args.push_back(str(w.index));
       // JSON.stringify's key order, as the original writes it; r: the reducer is registered.
-      args.push_back("{\"index\":" + str(w.index) + ",\"state\":" + w.state.dump() +
+      args.push_back("{\"index\":" + str(w.index) + ",\"state\":" + a2::detail::json_text(w.state) +
                      ",\"updatedAt\":" + str(now) + ",\"r\":1}");
       args.push_back(str(static_cast<std::int64_t>(w.pin_event_indexes.size())));
       for (auto p : w.pin_event_indexes) args.push_back(str(p));
@@ -902,8 +890,10 @@ ClearResult RedisStore::do_clear(const ClearRequest& q) {
       throw PartialDuplicateBatch("a2 clear: the clear marker id '" + marker + "' already exists");
     if (verdict != "ok" || r.size() < 4)
       detail::unexpected(op, "unknown verdict '" + verdict + "'");
-    return ClearResult{detail::text(op, r[1]) == "1", detail::number(op, r[2]),
-                       detail::number(op, r[3])};
+    return after_script(op, [&] {
+      return ClearResult{detail::text(op, r[1]) == "1", detail::number(op, r[2]),
+                         detail::number(op, r[3])};
+    });
   });
 }
 
@@ -926,8 +916,10 @@ ReclaimResult RedisStore::do_reclaim(const std::string& s) {
       args.push_back(id);
     }
     Reply r = run_script(*lease, op, a2::detail::lua::kReclaim, keys, args);
-    if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
-    return ReclaimResult{detail::number(op, r[0]), detail::number(op, r[1]) == 1};
+    return after_script(op, [&] {
+      if (!r.is_array() || r.size() < 2) detail::unexpected(op, "short script reply");
+      return ReclaimResult{detail::number(op, r[0]), detail::number(op, r[1]) == 1};
+    });
   });
 }
 
@@ -951,11 +943,11 @@ PresenceMap RedisStore::do_patch_presence(const std::string& s, const PresencePa
   return guard(op, [&] {
     const std::int64_t now = clock().now_ms();
     const bool remove = patch.state.is_null();
-    Reply r =
-        script(op, a2::detail::lua::kPresencePatch, {k().presence(s)},
-               {str(now), patch.participant, remove ? std::string() : patch.state.dump(),
-                remove ? std::string() : str(now + patch.ttl_ms), std::string(kPresenceSource)});
-    return presence_of(op, r);
+    Reply r = script(
+        op, a2::detail::lua::kPresencePatch, {k().presence(s)},
+        {str(now), patch.participant, remove ? std::string() : a2::detail::json_text(patch.state),
+         remove ? std::string() : str(now + patch.ttl_ms), std::string(kPresenceSource)});
+    return after_script(op, [&] { return presence_of(op, r); });
   });
 }
 
@@ -1068,7 +1060,7 @@ class RedisFeed final : public Feed {
       return std::nullopt;
     Json wake;
     try {
-      wake = Json::parse(message[2].str);
+      wake = a2::detail::parse_stored_json(message[2].str);
     } catch (const Json::exception&) {
       catch_up_ = true;  // Unreadable: the read path is the authority.
       return std::nullopt;

@@ -11,7 +11,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "a2/detail/stored_json.hpp"
+#include "a2/detail/json_text.hpp"
 #include "a2/detail/validate.hpp"
 #include "a2/types.hpp"
 

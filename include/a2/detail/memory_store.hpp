@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/json_text.hpp"
 #include "a2/detail/rows.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
@@ -292,7 +293,7 @@ class MemoryStore final : public Store {
     for (auto& e : core_->events_after(session_id, after_index, kMemoryFeedPageSize))
       out.push_back({.id = std::move(e.id),
                      .type = std::move(e.type),
-                     .payload_json = e.payload.dump(),
+                     .payload_json = json_text(e.payload),
                      .index = e.index,
                      .session_id = std::move(e.session_id),
                      .created_at = e.created_at});

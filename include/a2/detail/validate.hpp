@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/json_text.hpp"
 #include "a2/errors.hpp"
 #include "a2/options.hpp"
 #include "a2/types.hpp"
@@ -235,7 +236,8 @@ std::size_t check_json_tree(std::string_view op, std::string_view what, const J&
       case J::value_t::number_float: {
         if (!std::isfinite(j->template get<double>()))
           invalid(op, std::string(what) + " holds NaN or infinity, which JSON cannot carry");
-        const std::string text = j->dump();
+        std::string text;  // As stored: JSON.stringify's form (json_text.hpp).
+        append_number_text(text, j->template get<double>());
         const std::size_t plain = plain_decimal_length(text);
         if (plain > text.size()) expansion += plain - text.size();
         break;
@@ -259,7 +261,7 @@ void check_json(std::string_view op, std::string_view what, const J& j) {
   const std::size_t expansion = check_json_tree(op, what, j);
   std::string text;
   try {
-    text = j.dump();
+    text = json_text(j);  // The bytes that are stored.
   } catch (const typename J::exception&) {
     invalid(op, std::string(what) + " holds a string that is not valid UTF-8");
   }

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// JSON text as the original package writes and reads it. json_text() is the one serializer of
+// every JSON text a2 stores or sends: the bytes JSON.stringify gives for the same value (members
+// in insertion order, no spaces, numbers as ECMAScript Number::toString prints them, strings
+// escaped as JSON.stringify escapes them). parse_stored_json() is the one parser of JSON text
+// read back from a store: it also reads what JSON.stringify writes but nlohmann rejects (a lone
+// UTF-16 surrogate escape such as "\ud800", decoded as U+FFFD). Stateless; thread-safe.
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "a2/types.hpp"
+
+namespace a2::detail {
+
+// A double as ECMAScript's Number::toString writes it: the shortest digits that round-trip,
+// plain notation for exponents -7 < e < 21 ("1", "0.5", "100000000000000000000", "0.000001"),
+// otherwise "1e+21", "1.5e-7". -0 is "0"; NaN and infinities are "null" (JSON.stringify).
+inline void append_number_text(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  if (value == 0) {
+    out += '0';
+    return;
+  }
+  char buffer[40];
+  auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  (void)ec;  // 40 bytes hold any double.
+  std::string_view sci(buffer, static_cast<std::size_t>(end - buffer));  // "-d.ddde+XX"
+  if (sci.front() == '-') {
+    out += '-';
+    sci.remove_prefix(1);
+  }
+  const auto e_at = sci.find('e');
+  std::string digits;
+  digits.reserve(e_at);
+  for (std::size_t i = 0; i < e_at; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  int exponent = 0;
+  std::from_chars(sci.data() + e_at + (sci[e_at + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
+                  exponent);
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;  // value = 0.digits x 10^n
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out += '.';
+    out.append(digits, static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
+  } else {
+    out += digits[0];
+    if (k > 1) {
+      out += '.';
+      out.append(digits, 1);
+    }
+    out += 'e';
+    out += n - 1 < 0 ? '-' : '+';
+    out += std::to_string(n - 1 < 0 ? 1 - n : n - 1);
+  }
+}
+
+// A string as JSON.stringify quotes it: '"', '\' and the controls below U+0020 escaped (\b \f \n
+// \r \t, others \u00xx in lowercase hex), every other code point copied. Precondition: valid
+// UTF-8 (the validator guarantees it for every value a2 writes); otherwise nlohmann's type_error
+// 316 is thrown, as Json::dump() would.
+inline void append_string_text(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::size_t copied = 0;  // s[copied, i) is pending plain text.
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Check the sequence's shape (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
+      std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      bool ok = c >= 0xC2 && c <= 0xF4 && i + len <= s.size();
+      for (std::size_t k = 1; ok && k < len; ++k)
+        ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+      if (ok) {
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        if (c == 0xE0) ok = c1 >= 0xA0;
+        if (c == 0xED) ok = c1 < 0xA0;
+        if (c == 0xF0) ok = c1 >= 0x90;
+        if (c == 0xF4) ok = c1 < 0x90;
+      }
+      if (!ok) (void)Json(std::string(s)).dump();  // Throws type_error 316.
+      i += len - 1;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + copied, i - copied);
+    copied = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(s.data() + copied, s.size() - copied);
+}
+
+// The JSON text of `value`, as JSON.stringify(value) writes it. Iterative: nesting costs heap,
+// not stack.
+inline std::string json_text(const Json& value) {
+  std::string out;
+  struct Frame {
+    const Json* container;
+    Json::const_iterator next;
+  };
+  std::vector<Frame> stack;
+  const Json* current = &value;
+  for (;;) {
+    if (current) {
+      switch (current->type()) {
+        case Json::value_t::object:
+        case Json::value_t::array:
+          out += current->is_object() ? '{' : '[';
+          stack.push_back({current, current->cbegin()});
+          break;
+        case Json::value_t::string:
+          out += '"';
+          append_string_text(out, current->get_ref<const std::string&>());
+          out += '"';
+          break;
+        case Json::value_t::boolean:
+          out += current->get<bool>() ? "true" : "false";
+          break;
+        case Json::value_t::number_integer:
+          out += std::to_string(current->get<std::int64_t>());
+          break;
+        case Json::value_t::number_unsigned:
+          out += std::to_string(current->get<std::uint64_t>());
+          break;
+        case Json::value_t::number_float:
+          append_number_text(out, current->get<double>());
+          break;
+        default:  // null; binary and discarded never pass the validator.
+          out += "null";
+      }
+      current = nullptr;
+    }
+    if (stack.empty()) return out;
+    Frame& top = stack.back();
+    if (top.next == top.container->cend()) {
+      out += top.container->is_object() ? '}' : ']';
+      stack.pop_back();
+      continue;
+    }
+    if (top.next != top.container->cbegin()) out += ',';
+    if (top.container->is_object()) {
+      out += '"';
+      append_string_text(out, top.next.key());
+      out += "\":";
+    }
+    current = &*top.next;
+    ++top.next;
+  }
+}
+
+// `text` with every lone UTF-16 surrogate escape (\uD800-\uDFFF not forming a high-low pair)
+// inside a string replaced by \ufffd. Everything else is copied unchanged.
+inline std::string replace_lone_surrogates(std::string_view text) {
+  auto hex4 = [&](std::size_t at) -> long {
+    if (at + 4 > text.size()) return -1;
+    long v = 0;
+    for (std::size_t i = at; i < at + 4; ++i) {
+      const char c = text[i];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  };
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+      out += c;
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+      out += c;
+      continue;
+    }
+    if (c != '\\' || i + 1 >= text.size()) {
+      out += c;
+      continue;
+    }
+    if (text[i + 1] != 'u') {  // A two-character escape.
+      out.append(text, i, 2);
+      ++i;
+      continue;
+    }
+    const long unit = hex4(i + 2);
+    if (unit >= 0xD800 && unit <= 0xDBFF && i + 7 < text.size() && text[i + 6] == '\\' &&
+        text[i + 7] == 'u') {
+      const long low = hex4(i + 8);
+      if (low >= 0xDC00 && low <= 0xDFFF) {  // A pair: one code point.
+        out.append(text, i, 12);
+        i += 11;
+        continue;
+      }
+    }
+    if (unit >= 0xD800 && unit <= 0xDFFF) {
+      out += "\\ufffd";
+      i += 5;
+      continue;
+    }
+    out.append(text, i, 2);  // Any other \u escape: its hex digits follow as plain text.
+    ++i;
+  }
+  return out;
+}
+
+// The nesting depth of JSON text (arrays and objects; brackets inside strings do not count),
+// found in one pass without recursion and without parsing. Stops counting at `stop`.
+inline std::size_t json_text_depth(std::string_view text, std::size_t stop) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // The escaped character cannot end the string.
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest && (deepest = depth) >= stop) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Parses JSON text read from a store. Throws Json::parse_error when it is not JSON.
+inline Json parse_stored_json(std::string_view text) {
+  // Deeper than a2 ever writes (another writer has no limit): kept as a string holding the text,
+  // so that no recursive walk of the value (copy, compare, dump) can overflow the stack.
+  if (json_text_depth(text, kMaxJsonDepth + 1) > kMaxJsonDepth) return Json(std::string(text));
+  // Cheap test first: a surrogate escape is "\u" followed by d/D and 8-f.
+  for (std::size_t at = text.find('\\'); at != std::string_view::npos;
+       at = text.find('\\', at + 2)) {
+    if (at + 3 < text.size() && text[at + 1] == 'u' && (text[at + 2] | 0x20) == 'd') {
+      const char c = static_cast<char>(text[at + 3] | 0x20);
+      if ((c >= '8' && c <= '9') || (c >= 'a' && c <= 'f'))
+        return Json::parse(replace_lone_surrogates(text));
+    }
+  }
+  return Json::parse(text);
+}
+
+}  // namespace a2::detail

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// The script reply decoders are total over the shapes the original package's data gives: numbers
+// as integers or as text (fractional, exponent form), nil optional columns, short column lists,
+// payloads with lone surrogates. A decoder that threw after a script changed the store would
+// commit and then fail the call.
+#include <catch2/catch.hpp>
+
+#include "redis/codec.hpp"
+
+namespace a2::redis_test {
+namespace {
+
+using a2::redis::detail::Reply;
+namespace codec = a2::redis::detail;
+
+Reply s(std::string v) {
+  Reply r;
+  r.type = Reply::Type::string;
+  r.str = std::move(v);
+  return r;
+}
+Reply i(long long v) {
+  Reply r;
+  r.type = Reply::Type::integer;
+  r.integer = v;
+  return r;
+}
+Reply nil() { return Reply{}; }
+Reply a(std::vector<Reply> elements) {
+  Reply r;
+  r.type = Reply::Type::array;
+  r.elements = std::move(elements);
+  return r;
+}
+// A stream entry [id, [field, value, ...]].
+Reply entry(std::int64_t index, const std::string& payload, const std::string& created_at,
+            const std::string& cause = "") {
+  return a({s(std::to_string(index) + "-0"),
+            a({s("id"), s("e" + std::to_string(index)), s("type"), s("t"), s("payload"), s(payload),
+               s("created_at"), s(created_at), s("cause"), s(cause), s("lane"), s("")})});
+}
+
+TEST_CASE("number decodes integers, decimal text, exponent form and fractions",
+          "[redis][decoder]") {
+  CHECK(codec::number("op", i(7)) == 7);
+  CHECK(codec::number("op", s("7")) == 7);
+  CHECK(codec::number("op", s("1e+15")) == 1'000'000'000'000'000);
+  CHECK(codec::number("op", s("1700000060000.3333")) == 1700000060000);
+  CHECK(codec::number("op", s("1.7000000600003e+12")) == 1700000060000);
+  CHECK(codec::number("op", s("-2.5")) == -2);  // Toward zero.
+  CHECK(codec::number("op", s("9007199254740991")) == 9007199254740991);
+  CHECK(codec::optional_number("op", nil()) == std::nullopt);
+  for (const char* bad :
+       {"", "abc", "1.", ".5", "1e", "0x10", " 1", "inf", "nan", "1e400", "9007199254740993"})
+    CHECK_THROWS_AS(codec::number("op", s(bad)), Unavailable);
+  // Stored indexes stay strict.
+  CHECK(codec::parse_integer("1.5") == std::nullopt);
+  CHECK(codec::parse_integer("12") == 12);
+}
+
+TEST_CASE("claim_result decodes the claimed shapes of the original package's data",
+          "[redis][decoder]") {
+  // Two claimed events: one with every optional column absent (nil) and counters as integers,
+  // one with fractional times, counters as text, a lone surrogate in its payload, a
+  // fractional created_at and a cause written by cjson in another key order.
+  Reply r =
+      a({s("claimed"), s("2"),
+         // attempt, failures, lastError, firstClaimed, lastClaimed, lastFailed,
+         // lastFailedAttempt, holder, expiresAt, entry
+         i(1), s("0"), nil(), s("1000"), s("1000"), nil(), nil(), s("w"), s("31000"),
+         entry(1, "{\"b\":1,\"a\":2}", "999"), s("3"), s("2"), s("boom"), s("1700000000000.25"),
+         s("1700000000001"), s("1700000000000.9"), s("2"), s("w"), s("1700000060000.3333"),
+         entry(2, "\"\\ud800\"", "1700000000000.75", "{\"attempt\":1,\"index\":1}"), s("0")});
+  auto result = codec::claim_result("claim_available", "s", r);
+  REQUIRE(result.verdict == ClaimVerdict::claimed);
+  REQUIRE(result.events.size() == 2);
+  const auto& first = result.events[0];
+  CHECK(first.index == 1);
+  CHECK(first.payload.begin().key() == "b");
+  CHECK(first.attempt_count == 1);
+  CHECK(first.failure_count == 0);
+  CHECK(first.last_error == std::nullopt);
+  CHECK(first.last_failed_at == std::nullopt);
+  CHECK(first.claim_expires_at == 31000);
+  CHECK(first.clear_index == std::nullopt);
+  const auto& second = result.events[1];
+  CHECK(second.payload == Json("\xEF\xBF\xBD"));
+  CHECK(second.created_at == 1700000000000);
+  CHECK(second.cause == std::optional<EventCause>(EventCause{1, 1}));
+  CHECK(second.attempt_count == 3);
+  CHECK(second.failure_count == 2);
+  CHECK(second.last_error == std::optional<std::string>("boom"));
+  CHECK(second.first_claimed_at == 1700000000000);
+  CHECK(second.last_failed_at == 1700000000000);
+  CHECK(second.last_failed_attempt == 2);
+  CHECK(second.claim_expires_at == 1700000060000);
+
+  // Without the trailing boundary, and with one.
+  Reply bounded = a({s("claimed"), i(1), s("1"), s("0"), nil(), s("5"), s("5"), nil(), nil(),
+                     s("w"), s("9"), entry(4, "null", "5"), s("3")});
+  CHECK(codec::claim_result("claim_available", "s", bounded).events.at(0).clear_index == 3);
+
+  auto busy = codec::claim_result("claim_available", "s", a({s("busy"), s("1700000060000.3")}));
+  CHECK(busy.verdict == ClaimVerdict::busy);
+  CHECK(busy.retry_at == 1700000060000);
+  CHECK(codec::claim_result("claim_available", "s", a({s("busy"), i(5)})).retry_at == 5);
+  CHECK(codec::claim_result("claim_available", "s", a({s("settled")})).verdict ==
+        ClaimVerdict::settled);
+}
+
+TEST_CASE("renew_result decodes counts and indexes as integers or text", "[redis][decoder]") {
+  auto r = codec::renew_result("renew_claims", a({s("2"), i(1), s("2"), s("3")}));
+  CHECK(r.renewed == std::vector<std::int64_t>{1, 2});
+  CHECK(r.superseded == std::vector<std::int64_t>{3});
+  auto none = codec::renew_result("renew_claims", a({i(0)}));
+  CHECK(none.renewed.empty());
+  CHECK(none.superseded.empty());
+}
+
+TEST_CASE("apply_columns reads the original package's metadata columns", "[redis][decoder]") {
+  // p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e
+  std::vector<Reply> values = {s("1700000000005.999"),
+                               s("1"),
+                               s("{}"),
+                               nil(),
+                               nil(),
+                               s("1700000000004.9"),
+                               s("1700000000000.5"),
+                               s("1700000000003"),
+                               s("1.7000000000049e+12"),
+                               i(3),
+                               s("3"),
+                               s("3"),
+                               s("boom \xE2\x9C\x93")};
+  std::array<const Reply*, 13> columns{};
+  for (std::size_t c = 0; c < 13; ++c) columns[c] = &values[c];
+  StoredEvent e;
+  codec::apply_columns("read", e, columns);
+  CHECK(e.processed_at == 1700000000005);
+  CHECK(e.processed_by_attempt == 1);
+  CHECK(e.returned_event_ids == std::optional<std::vector<std::string>>(
+                                    std::vector<std::string>{}));  // cjson's empty table.
+  CHECK(e.claim_holder == std::nullopt);
+  CHECK(e.failed_at == 1700000000004);
+  CHECK(e.first_claimed_at == 1700000000000);
+  CHECK(e.last_failed_at == 1700000000004);
+  CHECK(e.last_failed_attempt == 3);
+  CHECK(e.attempt_count == 3);
+  CHECK(e.failure_count == 3);
+  // Every column absent: defaults.
+  Reply absent;
+  for (auto& c : columns) c = &absent;
+  StoredEvent empty;
+  codec::apply_columns("read", empty, columns);
+  CHECK(empty.attempt_count == 0);
+  CHECK(empty.returned_event_ids == std::nullopt);
+}
+
+TEST_CASE("stream entries decode fractional created_at, any cause key order and surrogates",
+          "[redis][decoder]") {
+  auto e = codec::to_stored_event(
+      "read", "s", entry(3, R"({"z":"\udfff","a":1.0})", "12.9", R"({"index":2.0,"attempt":1})"));
+  CHECK(e.created_at == 12);
+  CHECK(e.cause == std::optional<EventCause>(EventCause{2, 1}));
+  CHECK(e.payload.begin().key() == "z");
+  CHECK(e.payload["z"] == "\xEF\xBF\xBD");
+  auto row = codec::to_serialized_event("read_feed_page", "s", entry(3, R"("\ud800")", "7.5"));
+  CHECK(row.payload_json == R"("\ud800")");  // Raw text, untouched.
+  CHECK(row.created_at == 7);
+}
+
+}  // namespace
+}  // namespace a2::redis_test
