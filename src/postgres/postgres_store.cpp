@@ -93,7 +93,8 @@ std::vector<StoredEvent> stored_rows(const pqxx::result& rows) {
   std::vector<StoredEvent> out;
   out.reserve(rows.size());
   for (const auto& row : rows)
-    out.push_back(stored_from_json(a2::detail::parse_stored_json(row[0].c_str())));
+    out.push_back(stored_from_json(
+        a2::detail::parse_stored_json(row[0].c_str(), a2::detail::kEnvelopeLevels)));
   return out;
 }
 
@@ -139,7 +140,9 @@ class PostgresStore final : public Store {
         auto rows = tx.exec_prepared("a2_append_one", s, now, *e.id, e.type,
                                      a2::detail::json_text(e.payload));
         return after_call("append",
-                          [&] { return a2::detail::parse_stored_json(rows.at(0)[0].c_str()); });
+                          [&] {
+            return a2::detail::parse_stored_json(rows.at(0)[0].c_str(), a2::detail::kEnvelopeLevels);
+          });
       });
       if (!reply.is_number_integer()) return append_result(reply);
       AppendResult result;
@@ -423,7 +426,9 @@ class PostgresStore final : public Store {
       auto rows = tx.exec_prepared(statement, a2::detail::json_text(request));
       return after_call(op, [&] {
         const auto& field = rows.at(0)[0];
-        return decode(field.is_null() ? Json() : a2::detail::parse_stored_json(field.c_str()));
+        return decode(field.is_null() ? Json()
+                                     : a2::detail::parse_stored_json(
+                                           field.c_str(), a2::detail::kEnvelopeLevels));
       });
     });
   }

@@ -808,7 +808,7 @@ StateResult RedisStore::do_read_state(const std::string& s, const std::string& r
       if (!raw.empty()) {
         Json checkpoint;
         try {
-          checkpoint = a2::detail::parse_stored_json(raw);
+          checkpoint = a2::detail::parse_stored_json(raw, a2::detail::kEnvelopeLevels);
         } catch (const Json::exception&) {
           detail::unexpected(op, "a stored checkpoint is not JSON");
         }
@@ -1060,7 +1060,7 @@ class RedisFeed final : public Feed {
       return std::nullopt;
     Json wake;
     try {
-      wake = a2::detail::parse_stored_json(message[2].str);
+      wake = a2::detail::parse_stored_json(message[2].str, a2::detail::kEnvelopeLevels);
     } catch (const Json::exception&) {
       catch_up_ = true;  // Unreadable: the read path is the authority.
       return std::nullopt;

@@ -277,11 +277,18 @@ inline std::size_t json_text_depth(std::string_view text, std::size_t stop) {
   return deepest;
 }
 
-// Parses JSON text read from a store. Throws Json::parse_error when it is not JSON.
-inline Json parse_stored_json(std::string_view text) {
+// The most levels a record or reply wraps around a stored value: a Postgres reply object holding
+// an array of row objects, a Redis checkpoint record, a wake-up message's event array.
+inline constexpr std::size_t kEnvelopeLevels = 4;
+
+// Parses JSON text read from a store: a stored value itself, or a record or reply that wraps
+// stored values in at most `envelope_levels` levels. Throws Json::parse_error when it is not JSON.
+inline Json parse_stored_json(std::string_view text, std::size_t envelope_levels = 0) {
   // Deeper than a2 ever writes (another writer has no limit): kept as a string holding the text,
-  // so that no recursive walk of the value (copy, compare, dump) can overflow the stack.
-  if (json_text_depth(text, kMaxJsonDepth + 1) > kMaxJsonDepth) return Json(std::string(text));
+  // so that no recursive walk of the value (copy, compare, dump) can overflow the stack. A value
+  // a2 accepted (kMaxJsonDepth levels) always parses, inside its envelope too.
+  const std::size_t limit = kMaxJsonDepth + envelope_levels;
+  if (json_text_depth(text, limit + 1) > limit) return Json(std::string(text));
   // Cheap test first: a surrogate escape is "\u" followed by d/D and 8-f.
   for (std::size_t at = text.find('\\'); at != std::string_view::npos;
        at = text.find('\\', at + 2)) {
