@@ -391,7 +391,8 @@ class PostgresStore final : public Store {
     return pool_->run("read_presence", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = tx.exec_prepared("a2_read_presence", s, now);
-      return a2::detail::parse_stored_json(rows.at(0)[0].c_str()).get<PresenceMap>();
+      return a2::detail::parse_stored_json(rows.at(0)[0].c_str(), a2::detail::kEnvelopeLevels)
+          .get<PresenceMap>();
     });
   }
 
