@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The words that end a session's Redis keys, "<prefix>:<session>:<word>..." (docs/redis-layout.md
-// #keys), kept identical to experimental-a2 0.18. Defined once: the Redis backend builds its keys
+// The words that end a session's Redis keys, "<prefix>:<session>:<word>...", kept identical to
+// experimental-a2 0.18 (docs/redis-layout.md#keys). Defined once: the Redis backend builds its keys
 // from them (src/redis/keys.hpp; the Lua scripts derive the same names from the count key), and
 // the validator, which every backend runs, refuses them as a session id segment after the first
 // so that no session id can spell another session's key.
