@@ -120,34 +120,11 @@ a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
   return c;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-// initdb/postgres/pgbench's directory: `pg_config --bindir`, else the newest
-// /usr/lib/postgresql/*/bin, else PATH.
+// pgbench, found where the test servers find postgres (servers/postgres_server.hpp).
 std::string find_pgbench() {
-  std::string pg_config = a2::test::find_program("pg_config");
-  if (!pg_config.empty()) {
-    std::string dir = trim(a2::bench::capture(pg_config + " --bindir"));
-    if (std::filesystem::exists(dir + "/pgbench")) return dir + "/pgbench";
-  }
-  std::string best;
-  int best_version = -1;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
-    auto exe = entry.path() / "bin" / "pgbench";
-    if (!std::filesystem::exists(exe)) continue;
-    int v = std::atoi(entry.path().filename().c_str());
-    if (v > best_version) {
-      best_version = v;
-      best = exe.string();
-    }
-  }
-  if (best.empty()) best = a2::test::find_program("pgbench");
-  if (best.empty()) throw std::runtime_error("pgbench not found (postgresql-contrib)");
-  return best;
+  std::string exe = a2::test::find_postgres_program("pgbench");
+  if (exe.empty()) throw std::runtime_error("pgbench not found (postgresql-contrib)");
+  return exe;
 }
 
 struct Ceiling {

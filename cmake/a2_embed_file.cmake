@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 #
 # Run by a2_embed() (cmake/a2_embed.cmake) as `cmake -DA2_EMBED_CONFIG=<file> -P a2_embed_file.cmake`.
-# The config file sets A2_EMBED_output, A2_EMBED_namespace, A2_EMBED_files, A2_EMBED_search_dir and
-# A2_EMBED_types_hpp. Writes the header A2_EMBED_output (see a2_embed.cmake).
+# The config file sets A2_EMBED_output, A2_EMBED_namespace, A2_EMBED_files, A2_EMBED_list,
+# A2_EMBED_listed, A2_EMBED_search_dir and A2_EMBED_constants. Writes the header A2_EMBED_output
+# (see a2_embed.cmake).
 #
 # Also usable by hand to see the composed text of one file exactly as embedded (and as sent to
-# Redis): cmake -DA2_EMBED_COMPOSE=<file> -DA2_EMBED_search_dir=<dir> -DA2_EMBED_types_hpp=<types.hpp>
-#                -DA2_EMBED_DUMP=<output file> -P a2_embed_file.cmake
+# Redis): cmake -DA2_EMBED_COMPOSE=<file> -DA2_EMBED_search_dir=<dir> -DA2_EMBED_DUMP=<output file>
+#                -P a2_embed_file.cmake
+# (A2_EMBED_constants defaults to the headers of this source tree, see below.)
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -16,6 +18,70 @@ set(_a2_piece_limit 16000)
 if(DEFINED A2_EMBED_CONFIG)
   include("${A2_EMBED_CONFIG}")
 endif()
+# The headers whose integer constants the text may name as @A2_NAME@ (include/a2/detail/constants.hpp
+# says how). Read in this order, so a constant may use those defined before it.
+if(NOT DEFINED A2_EMBED_constants)
+  get_filename_component(_a2_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+  set(A2_EMBED_constants "${_a2_root}/include/a2/types.hpp"
+                         "${_a2_root}/include/a2/detail/constants.hpp")
+endif()
+
+# `kReadPageSize` -> `A2_READ_PAGE_SIZE`.
+function(_a2_token_name constant out)
+  string(SUBSTRING "${constant}" 1 -1 name)
+  string(REGEX REPLACE "([a-z0-9])([A-Z])" "\\1_\\2" name "${name}")
+  string(TOUPPER "A2_${name}" name)
+  set(${out} "${name}" PARENT_SCOPE)
+endfunction()
+
+# Reads every `inline constexpr std::(int64_t|size_t) kName = <value>;` line of the headers and
+# sets _a2_value_<TOKEN> for each, in the caller's scope. <value> is an integer expression of
+# integers and constants read before it (math(EXPR)); a digit separator ' is allowed.
+macro(_a2_read_constants)
+  set(_a2_constant_names "")
+  foreach(_header IN LISTS A2_EMBED_constants)
+    file(STRINGS "${_header}" _lines
+         REGEX "^inline constexpr std::(u?int64_t|size_t) k[A-Za-z0-9]+ = [^;]+;")
+    foreach(_line IN LISTS _lines)
+      string(REGEX MATCH "^inline constexpr std::[a-z0-9_]+ (k[A-Za-z0-9]+) = ([^;]+);" _ "${_line}")
+      set(_name "${CMAKE_MATCH_1}")
+      set(_expr "${CMAKE_MATCH_2}")
+      string(REPLACE "'" "" _expr "${_expr}")
+      # Whole names only, so kFoo never replaces a part of kFooBar.
+      foreach(_known IN LISTS _a2_constant_names)
+        set(_before "")
+        while(NOT _before STREQUAL _expr)
+          set(_before "${_expr}")
+          string(REGEX REPLACE "(^|[^A-Za-z0-9_])${_known}([^A-Za-z0-9_]|$)"
+                 "\\1(${_a2_cpp_${_known}})\\2" _expr "${_expr}")
+        endwhile()
+      endforeach()
+      if(NOT _expr MATCHES "^[-+*/%() 0-9]+$")
+        message(FATAL_ERROR "a2_embed: ${_header}: cannot evaluate ${_name} = ${CMAKE_MATCH_2}")
+      endif()
+      math(EXPR _value "${_expr}")
+      set(_a2_cpp_${_name} "${_value}")
+      list(APPEND _a2_constant_names "${_name}")
+      _a2_token_name("${_name}" _token)
+      set(_a2_value_${_token} "${_value}")
+    endforeach()
+  endforeach()
+endmacro()
+_a2_read_constants()
+
+# Replaces every `@A2_NAME@` of `text` (from file `origin`) by the value of the constant.
+function(_a2_substitute text origin out)
+  string(REGEX MATCHALL "@A2_[A-Z0-9_]+@" tokens "${text}")
+  list(REMOVE_DUPLICATES tokens)
+  foreach(token IN LISTS tokens)
+    string(REGEX REPLACE "^@(.*)@$" "\\1" name "${token}")
+    if(NOT DEFINED _a2_value_${name})
+      message(FATAL_ERROR "a2_embed: ${origin} names ${token}, which no constant of ${A2_EMBED_constants} defines")
+    endif()
+    string(REPLACE "${token}" "${_a2_value_${name}}" text "${text}")
+  endforeach()
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
 
 # The file a `--#include <name>` refers to: <search dir>/<name>, else the single file named <name>
 # anywhere under the search dir.
@@ -107,6 +173,7 @@ function(_a2_composed_text file out)
   endif()
   set(_a2_included "")
   _a2_compose("${text}" "${file}" text)
+  _a2_substitute("${text}" "${file}" text)
   set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
@@ -178,6 +245,7 @@ string(APPEND header "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n")
 string(APPEND header "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n\n")
 string(APPEND header "namespace ${A2_EMBED_namespace} {\n")
 set(names "")
+set(A2_EMBED_listed_names "")
 foreach(file IN LISTS A2_EMBED_files)
   get_filename_component(stem "${file}" NAME_WLE)
   _a2_constant_name("${stem}" name)
@@ -186,6 +254,10 @@ foreach(file IN LISTS A2_EMBED_files)
     message(FATAL_ERROR "a2_embed: two files make the constant ${name} (${file})")
   endif()
   list(APPEND names "${name}")
+  list(FIND A2_EMBED_listed "${file}" listed)
+  if(NOT listed EQUAL -1)
+    list(APPEND A2_EMBED_listed_names "${name}")
+  endif()
   _a2_composed_text("${file}" text)
   string(SHA1 sha1 "${text}")
   _a2_literal("${text}" "${file}" literal)
@@ -195,6 +267,14 @@ foreach(file IN LISTS A2_EMBED_files)
   string(APPEND header "    \"${stem}\", \"${sha1}\",\n")
   string(APPEND header "    std::string_view(embedded_text::${name}, sizeof(embedded_text::${name}) - 1)};\n")
 endforeach()
+if(A2_EMBED_list)
+  string(APPEND header "\n// Every file above but those a2_embed() was told to leave out of the list.\n")
+  string(APPEND header "inline constexpr const a2::detail::EmbeddedText* ${A2_EMBED_list}[] = {\n")
+  foreach(name IN LISTS A2_EMBED_listed_names)
+    string(APPEND header "    &${name},\n")
+  endforeach()
+  string(APPEND header "};\n")
+endif()
 string(APPEND header "\n}  // namespace ${A2_EMBED_namespace}\n\n")
 string(APPEND header "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n")
 file(WRITE "${A2_EMBED_output}" "${header}")

@@ -31,7 +31,7 @@ if ARGV[4] == '0' then
     for i = 1, count do
       local idx = tonumber(fast_ready[i])
       local hash = META
-      if idx > split then hash = META .. ':' .. decimal(math.floor((idx - 1) / 1000)) end
+      if idx > split then hash = META .. ':' .. decimal(math.floor((idx - 1) / @A2_META_CHUNK_SIZE@)) end
       if key == nil then
         key = hash
       elseif hash ~= key then

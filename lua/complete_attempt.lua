@@ -54,7 +54,7 @@ if n <= 100 then
     if fast then
       -- meta.lua's mkey and read_fields for the parent.
       parent_key = META
-      if index > split then parent_key = META .. ':' .. decimal(math.floor((index - 1) / 1000)) end
+      if index > split then parent_key = META .. ':' .. decimal(math.floor((index - 1) / @A2_META_CHUNK_SIZE@)) end
       fast_row = redis.call('HMGET', parent_key, parent .. ':d', parent .. ':p', parent .. ':pa',
         parent .. ':ri', parent .. ':ch', parent .. ':f', parent .. ':lfa', parent .. ':l',
         parent .. ':next')

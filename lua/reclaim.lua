@@ -76,8 +76,8 @@ if #fields > 0 then
   end
   if #stale_ids > 0 then sliced('DEL', nil, stale_ids) end
   removed = 0
-  for first = 1, #stream_ids, 1000 do
-    removed = removed + redis.call('XDEL', KEYS[1], unpack(stream_ids, first, math.min(first + 999, #stream_ids)))
+  for first = 1, #stream_ids, @A2_LUA_ARGUMENT_SLICE@ do
+    removed = removed + redis.call('XDEL', KEYS[1], unpack(stream_ids, first, math.min(first + @A2_LUA_ARGUMENT_SLICE@ - 1, #stream_ids)))
   end
 end
 local done = 0

@@ -4,7 +4,7 @@
 -- removed from p:S:cleared; with none left it sweeps the old checkpoints and returns nothing, so a
 -- retry finishes an interrupted deletion. The session prefix is derived from the count key.
 -- KEYS[1] count
--- ARGV[1] page size (READ_PAGE_SIZE, 256)
+-- ARGV[1] batch size (kReclaimBatchSize, @A2_RECLAIM_BATCH_SIZE@)
 -- Returns {} (never cleared, or nothing left: the sweep ran) |
 --   { movedLogKey, index1, id1, index2, id2, ... }
 --#include sweep_checkpoints.lua

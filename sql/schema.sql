@@ -156,7 +156,7 @@ end $$;
 -- (cleared work holding one may itself wait for the session lock the caller holds). The seed
 -- deletes them; renaming their id to a tombstone instead leaves the old event for reclaim, so
 -- reclaim's total stays "every old event" (docs/semantics.md#Q12) on every backend. A tombstone is
--- longer than any caller id can be (kMaxEventIdBytes = 256), so it never collides with one.
+-- longer than any caller id can be (kMaxEventIdBytes = @A2_MAX_EVENT_ID_BYTES@), so it never collides with one.
 create or replace function a2_live_owners(s text, ci bigint, ids text[])
 returns setof a2_events language plpgsql as $$
 declare
@@ -172,7 +172,7 @@ begin
        order by idx
        for update skip locked
     ), released as (
-      update a2_events event set event_id = repeat(chr(1), 257) || s || chr(1) || event.idx
+      update a2_events event set event_id = repeat(chr(1), @A2_TOMBSTONE_ID_PREFIX_BYTES@) || s || chr(1) || event.idx
        where event.ctid = any(array(select row_id from stale))
       returning event.idx
     )

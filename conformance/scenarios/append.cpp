@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "support/scenarios_a_support.hpp"
+#include "support/claims.hpp"
 #include "support/support.hpp"
 
 using namespace a2::conformance;

@@ -2,9 +2,11 @@
 // Bad input: the shared validator (include/a2/detail/validate.hpp) refuses it with
 // invalid_argument before any I/O, the same way on every backend, and nothing changes.
 
+#include "support/bad_input.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "support/scenarios_c_support.hpp"
+#include "support/lifecycle.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

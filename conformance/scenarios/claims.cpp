@@ -2,13 +2,14 @@
 // Conformance scenarios 43-62 (docs/semantics.md#claim-and-renewal-scenarios): claim_available and
 // renew_claims.
 
+#include "support/claims.hpp"
+
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "harness.hpp"
-#include "support/scenarios_a_support.hpp"
 #include "support/support.hpp"
 
 using namespace a2::conformance;

@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/scenarios_c_support.hpp"
+#include "support/lifecycle.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/scenarios_b_support.hpp"
+#include "support/children_and_state.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

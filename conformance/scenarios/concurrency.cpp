@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "support/scenarios_c_support.hpp"
+#include "support/lifecycle.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

@@ -6,7 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "support/scenarios_c_support.hpp"
+#include "support/as_json.hpp"
+#include "support/lifecycle.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

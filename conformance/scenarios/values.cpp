@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "support/scenarios_c_support.hpp"
+#include "support/bad_input.hpp"
+#include "support/lifecycle.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {

@@ -24,31 +24,9 @@ std::string trim(std::string s) {
   return s;
 }
 
-// The directory of initdb/postgres: `pg_config --bindir`, else the newest
-// /usr/lib/postgresql/*/bin, else PATH.
-std::string find_bindir(const std::string& scratch) {
-  std::string pg_config = find_program("pg_config");
-  if (!pg_config.empty()) {
-    std::string out = scratch + "/pg_config.out";
-    if (run({pg_config, "--bindir"}, out) == 0) {
-      std::string dir = trim(read_file(out));
-      std::error_code ec;
-      if (!dir.empty() && std::filesystem::exists(dir + "/postgres", ec) &&
-          std::filesystem::exists(dir + "/initdb", ec))
-        return dir;
-    }
-  }
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec))
-    if (std::filesystem::exists(entry.path() / "bin" / "postgres", ec))
-      dirs.push_back((entry.path() / "bin").string());
-  std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
-    return std::stoi(std::filesystem::path(a).parent_path().filename().string()) >
-           std::stoi(std::filesystem::path(b).parent_path().filename().string());
-  });
-  if (!dirs.empty()) return dirs.front();
-  std::string postgres = find_program("postgres");
+// The directory of initdb/postgres (find_postgres_program).
+std::string find_bindir() {
+  std::string postgres = find_postgres_program("postgres");
   if (postgres.empty())
     throw std::runtime_error("PostgresServer: no postgres binaries (install postgresql)");
   return std::filesystem::path(postgres).parent_path().string();
@@ -58,12 +36,38 @@ std::atomic<PostgresServer*> g_shared{nullptr};
 
 }  // namespace
 
+std::string find_postgres_program(const std::string& name) {
+  std::error_code ec;
+  auto in = [&](const std::string& dir) {
+    return !dir.empty() && std::filesystem::exists(dir + "/" + name, ec) ? dir + "/" + name
+                                                                         : std::string();
+  };
+  std::string pg_config = find_program("pg_config");
+  if (!pg_config.empty()) {
+    std::string scratch = make_temp_dir("a2-pg-config-");
+    std::string out = scratch + "/pg_config.out";
+    std::string dir = run({pg_config, "--bindir"}, out) == 0 ? trim(read_file(out)) : "";
+    remove_tree(scratch);
+    if (auto found = in(dir); !found.empty()) return found;
+  }
+  std::vector<std::string> dirs;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec))
+    if (std::filesystem::exists(entry.path() / "bin" / name, ec))
+      dirs.push_back((entry.path() / "bin").string());
+  std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
+    return std::stoi(std::filesystem::path(a).parent_path().filename().string()) >
+           std::stoi(std::filesystem::path(b).parent_path().filename().string());
+  });
+  if (!dirs.empty()) return dirs.front() + "/" + name;
+  return find_program(name);
+}
+
 PostgresServer::PostgresServer(std::vector<std::string> settings) : settings_(std::move(settings)) {
   if (::geteuid() == 0) user_ = kUser;
   dir_ = make_temp_dir("a2-postgres", user_);
   data_dir_ = dir_ + "/data";
   log_path_ = dir_ + "/postgres.log";
-  bindir_ = find_bindir(dir_);
+  bindir_ = find_bindir();
   std::string initdb_log = dir_ + "/initdb.log";
   int status = run({bindir_ + "/initdb", "-D", data_dir_, "-U", "postgres", "--auth=trust", "-E",
                     "UTF8", "--locale=C", "--no-sync"},

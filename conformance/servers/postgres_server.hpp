@@ -13,6 +13,11 @@
 
 namespace a2::test {
 
+// The path of the Postgres program `name` (postgres, initdb, pgbench, ...): in `pg_config
+// --bindir`, else in the newest /usr/lib/postgresql/<version>/bin that has it, else on PATH;
+// empty if none. Used by the tests' servers and by the benchmarks.
+std::string find_postgres_program(const std::string& name);
+
 // Not thread-safe (start/stop); connection() may be read from any thread once started.
 class PostgresServer {
  public:

@@ -6,8 +6,8 @@
 -- boundary come from one MGET, metadata from one HMGET per hash (read_fields) and writes from
 -- one HSET per hash (put + flush). Buffered writes are invisible until flushed, so a script must
 -- never read a field it has buffered.
--- Per-event metadata lives in hashes of 1000 (META_CHUNK_SIZE) consecutive indexes,
--- p:S:meta:<floor((I - 1) / 1000)>, so no key grows with a session's history. Indexes at or below
+-- Per-event metadata lives in hashes of @A2_META_CHUNK_SIZE@ (META_CHUNK_SIZE) consecutive indexes,
+-- p:S:meta:<floor((I - 1) / @A2_META_CHUNK_SIZE@)>, so no key grows with a session's history. Indexes at or below
 -- the split predate chunking and stay in the base hash, which also holds every lane pointer of the
 -- session. An unset split means "the current count", so every script that adds events writes the
 -- split in its write phase (split_write).
@@ -30,7 +30,7 @@ local function mkey(field)
   end
   local idx = tonumber(field)
   if idx <= split then return META end
-  return META .. ':' .. decimal(math.floor((idx - 1) / 1000))
+  return META .. ':' .. decimal(math.floor((idx - 1) / @A2_META_CHUNK_SIZE@))
 end
 -- Appends `SPLIT, split` to an MSET argument list when the split was not stored yet.
 local function split_write(args)
@@ -39,12 +39,12 @@ local function split_write(args)
     args[#args + 1] = decimal(split)
   end
 end
--- Runs a variadic command in slices of at most 1000 arguments (Lua's unpack limit),
+-- Runs a variadic command in slices of at most @A2_LUA_ARGUMENT_SLICE@ arguments (Lua's unpack limit),
 -- concatenating table replies. `key` (or nil) is passed before every slice.
 local function sliced(command, key, args)
   local count = #args
   if count == 0 then return {} end
-  if count <= 1000 then
+  if count <= @A2_LUA_ARGUMENT_SLICE@ then
     -- One slice (the common case): the reply itself, without copying. Callers only read it.
     local reply
     if key then
@@ -56,8 +56,8 @@ local function sliced(command, key, args)
     return {}
   end
   local results = {}
-  for first = 1, #args, 1000 do
-    local last = math.min(first + 999, #args)
+  for first = 1, #args, @A2_LUA_ARGUMENT_SLICE@ do
+    local last = math.min(first + @A2_LUA_ARGUMENT_SLICE@ - 1, #args)
     local reply
     if key then
       reply = redis.call(command, key, unpack(args, first, last))

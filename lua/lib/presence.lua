@@ -38,8 +38,8 @@ local function presence_live(key, now)
       expired[#expired + 1] = all[i]
     end
   end
-  for first = 1, #expired, 1000 do
-    redis.call('HDEL', key, unpack(expired, first, math.min(first + 999, #expired)))
+  for first = 1, #expired, @A2_LUA_ARGUMENT_SLICE@ do
+    redis.call('HDEL', key, unpack(expired, first, math.min(first + @A2_LUA_ARGUMENT_SLICE@ - 1, #expired)))
   end
   table.sort(live, function(a, b) return a[1] < b[1] end)
   local result = {}

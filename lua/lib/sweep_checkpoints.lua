@@ -18,8 +18,8 @@ local function sweep_checkpoints(session, boundary)
   for i = 1, #counts, 2 do
     if tonumber(cjson.decode(counts[i])[2]) < boundary then stale[#stale + 1] = counts[i] end
   end
-  -- In slices of 1000, like META_LUA's sliced (this fragment does not need META_LUA).
-  for first = 1, #stale, 1000 do
-    redis.call('HDEL', counts_key, unpack(stale, first, math.min(first + 999, #stale)))
+  -- In slices of @A2_LUA_ARGUMENT_SLICE@, like META_LUA's sliced (this fragment does not need META_LUA).
+  for first = 1, #stale, @A2_LUA_ARGUMENT_SLICE@ do
+    redis.call('HDEL', counts_key, unpack(stale, first, math.min(first + @A2_LUA_ARGUMENT_SLICE@ - 1, #stale)))
   end
 end

@@ -10,7 +10,7 @@
 #include <new>
 #include <string>
 
-#include "a2/detail/sql_files.hpp"
+#include "a2/embedded/sql_files.hpp"
 
 namespace a2::postgres::detail {
 namespace {
@@ -29,19 +29,6 @@ std::string primary_message(std::string_view what) {
 }
 
 std::string context(std::string_view op) { return "a2 postgres " + std::string(op) + ": "; }
-
-// Every statement of sql/<stem>.sql, prepared on each connection as a2_<stem>.
-const a2::detail::EmbeddedText* const kStatements[] = {
-    &a2::detail::sql::kAppend,          &a2::detail::sql::kAppendOne,
-    &a2::detail::sql::kClaimAvailable,  &a2::detail::sql::kRenewClaims,
-    &a2::detail::sql::kCompleteAttempt, &a2::detail::sql::kFailAttempt,
-    &a2::detail::sql::kRedrive,         &a2::detail::sql::kPutSnapshots,
-    &a2::detail::sql::kClear,           &a2::detail::sql::kReclaim,
-    &a2::detail::sql::kPatchPresence,   &a2::detail::sql::kRead,
-    &a2::detail::sql::kReadHistory,     &a2::detail::sql::kReadTail,
-    &a2::detail::sql::kReadEventsPage,  &a2::detail::sql::kDeadLetters,
-    &a2::detail::sql::kReadStates,      &a2::detail::sql::kReadPresence,
-};
 
 }  // namespace
 
@@ -204,7 +191,7 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
     pq->set_variable("search_path", "\"" + settings_.schema + "\"");
     pq->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
     pq->set_variable("client_min_messages", "warning");
-    for (const auto* statement : kStatements)
+    for (const auto* statement : a2::detail::sql::kAllStatements)  // Each as a2_<stem>.
       pq->prepare("a2_" + std::string(statement->name), std::string(statement->text));
   } catch (...) {
     if (watchdog_.disarm(ticket))

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "a2/detail/constants.hpp"
 #include "a2/detail/json_text.hpp"
 
 namespace a2::postgres::detail {
@@ -146,7 +147,8 @@ PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
 std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
   return pool_->run("feed", [&](pqxx::connection_base& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared("a2_read_events_page", session_id_, cursor, 1000);
+    auto rows =
+        tx.exec_prepared("a2_read_events_page", session_id_, cursor, a2::detail::kFeedPageSize);
     std::vector<Event> out;
     out.reserve(rows.size());
     for (const auto& row : rows) out.push_back(event_from_row(row));

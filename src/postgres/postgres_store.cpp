@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/constants.hpp"
 #include "a2/detail/json_text.hpp"
 #include "a2/detail/rows.hpp"
-#include "a2/detail/sql_files.hpp"
-#include "a2/detail/json_text.hpp"
+#include "a2/embedded/sql_files.hpp"
 #include "a2/postgres.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/postgres_feed.hpp"
@@ -25,8 +25,6 @@ using detail::ConnectionPool;
 using detail::Notifier;
 
 constexpr int kSchemaVersion = 1;
-constexpr std::int64_t kReclaimBatch = 256;
-constexpr std::size_t kTailPage = 256;
 // The default command_timeout: statement_timeout plus this, or the fixed value when the
 // statement_timeout is 0 (none).
 constexpr std::int64_t kCommandTimeoutMargin = 5000;
@@ -197,7 +195,8 @@ class PostgresStore final : public Store {
           if (rows.empty()) return std::vector<Event>{};
           auto clear_index = rows[0][6].as<std::int64_t>();
           // from_index below the lifetime's start, or more than one page: does not fit.
-          if (from_index < std::max<std::int64_t>(clear_index, 1) || rows.size() > kTailPage)
+          if (from_index < std::max<std::int64_t>(clear_index, 1) ||
+              static_cast<std::int64_t>(rows.size()) > a2::detail::kReadPageSize)
             return std::nullopt;
           return event_rows(rows);
         });
@@ -206,7 +205,8 @@ class PostgresStore final : public Store {
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after_index) override {
     return pool_->run("read_events", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      return event_rows(tx.exec_prepared("a2_read_events_page", s, after_index, 256));
+      return event_rows(
+          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kReadPageSize));
     });
   }
 
@@ -214,7 +214,8 @@ class PostgresStore final : public Store {
                                                  std::int64_t after_index) override {
     return pool_->run("read_feed_page", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_events_page", s, after_index, 1000);
+      auto rows =
+          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kFeedPageSize);
       std::vector<SerializedEvent> out;
       out.reserve(rows.size());
       for (const auto& row : rows) {
@@ -233,11 +234,12 @@ class PostgresStore final : public Store {
 
   ClaimResult do_claim_available(const ClaimRequest& request) override {
     auto now = clock().now_ms();
-    Json body = {{"s", request.session_id},
-                 {"holder", request.holder},
-                 {"now", now},
-                 {"expires", request.expires_at_ms.value_or(now + request.ttl_ms.value_or(0))},
-                 {"exclude", request.exclude_indexes}};
+    Json body = {
+        {"s", request.session_id},
+        {"holder", request.holder},
+        {"now", now},
+        {"expires", a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms)},
+        {"exclude", request.exclude_indexes}};
     return call("claim_available", "a2_claim_available", body, [](const Json& r) {
       ClaimResult out;
       auto verdict = r.at("verdict").get<std::string>();
@@ -262,11 +264,12 @@ class PostgresStore final : public Store {
     Json claims = Json::array();
     for (const auto& c : request.claims)
       claims.push_back({{"index", c.index}, {"attempt", c.attempt}});
-    Json body = {{"s", request.session_id},
-                 {"holder", request.holder},
-                 {"now", now},
-                 {"expires", request.expires_at_ms.value_or(now + request.ttl_ms.value_or(0))},
-                 {"claims", std::move(claims)}};
+    Json body = {
+        {"s", request.session_id},
+        {"holder", request.holder},
+        {"now", now},
+        {"expires", a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms)},
+        {"claims", std::move(claims)}};
     return call("renew_claims", "a2_renew_claims", body, [](const Json& r) {
       return RenewResult{r.at("renewed").get<std::vector<std::int64_t>>(),
                          r.at("superseded").get<std::vector<std::int64_t>>()};
@@ -364,7 +367,7 @@ class PostgresStore final : public Store {
   }
 
   ReclaimResult do_reclaim(const std::string& s) override {
-    Json body = {{"s", s}, {"batch", kReclaimBatch}};
+    Json body = {{"s", s}, {"batch", a2::detail::kReclaimBatchSize}};
     return call("reclaim", "a2_reclaim", body, [](const Json& r) {
       return ReclaimResult{r.at("deleted").get<std::int64_t>(), r.at("done").get<bool>()};
     });

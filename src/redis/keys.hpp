@@ -8,7 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "a2/detail/constants.hpp"
+#include "a2/detail/redis_key_words.hpp"
+
 namespace a2::redis::detail {
+
+namespace words = a2::detail::redis_key_words;
 
 // JSON.stringify(id) with every ':' then replaced by the six characters \u003a, so an id key
 // starts with a quote and holds no ':' (it can never spell a session key such as
@@ -71,29 +76,31 @@ struct Keys {
     k.append(prefix).append(":").append(s).append(":").append(suffix);
     return k;
   }
-  std::string log(std::string_view s) const { return session(s, "log"); }
-  std::string count(std::string_view s) const { return session(s, "count"); }
-  std::string meta(std::string_view s) const { return session(s, "meta"); }
+  std::string log(std::string_view s) const { return session(s, words::kLog); }
+  std::string count(std::string_view s) const { return session(s, words::kCount); }
+  std::string meta(std::string_view s) const { return session(s, words::kMeta); }
   std::string meta_chunk(std::string_view s, std::int64_t index) const {
-    return meta(s) + ":" + std::to_string((index - 1) / 1000);
+    return meta(s) + ":" + std::to_string((index - 1) / a2::detail::kMetaChunkSize);
   }
-  std::string meta_split(std::string_view s) const { return session(s, "meta-split"); }
-  std::string pending(std::string_view s) const { return session(s, "pending"); }
-  std::string ready(std::string_view s) const { return session(s, "ready"); }
+  std::string meta_split(std::string_view s) const { return session(s, words::kMetaSplit); }
+  std::string pending(std::string_view s) const { return session(s, words::kPending); }
+  std::string ready(std::string_view s) const { return session(s, words::kReady); }
   std::string snap(std::string_view s, std::string_view r) const {
-    return session(s, "snap:" + std::string(r));
+    return session(s, std::string(words::kSnap) + ":" + std::string(r));
   }
   std::string snap_history(std::string_view s, std::string_view r) const {
-    return session(s, "snap-history:" + std::string(r));
+    return session(s, std::string(words::kSnapHistory) + ":" + std::string(r));
   }
-  std::string pins_prefix(std::string_view s) const { return session(s, "snapshot-pins:"); }
+  std::string pins_prefix(std::string_view s) const {
+    return session(s, std::string(words::kSnapshotPins) + ":");
+  }
   std::string pins(std::string_view s, std::int64_t index) const {
     return pins_prefix(s) + std::to_string(index);
   }
-  std::string pin_counts(std::string_view s) const { return session(s, "snapshot-pin-counts"); }
-  std::string clear(std::string_view s) const { return session(s, "clear"); }
-  std::string presence(std::string_view s) const { return session(s, "presence"); }
-  std::string notify(std::string_view s) const { return session(s, "notify"); }
+  std::string pin_counts(std::string_view s) const { return session(s, words::kSnapshotPinCounts); }
+  std::string clear(std::string_view s) const { return session(s, words::kClear); }
+  std::string presence(std::string_view s) const { return session(s, words::kPresence); }
+  std::string notify(std::string_view s) const { return session(s, words::kNotify); }
   std::string id(std::string_view event_id) const { return prefix + ":ids:" + escape_id(event_id); }
 };
 

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/constants.hpp"
 #include "a2/detail/json_text.hpp"
-#include "a2/detail/lua_scripts.hpp"
 #include "a2/detail/rows.hpp"
-#include "a2/detail/json_text.hpp"
+#include "a2/embedded/lua_scripts.hpp"
 #include "a2/redis.hpp"
 #include "redis/client.hpp"
 #include "redis/codec.hpp"
@@ -33,8 +33,8 @@ using detail::Argv;
 using detail::Connection;
 using detail::Reply;
 
-constexpr std::int64_t kReadPageSize = 256;
-constexpr std::int64_t kFeedPageSize = 1000;
+using a2::detail::kFeedPageSize;
+using a2::detail::kReadPageSize;
 constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip.
 // Presence entries written by this library carry this source tag (docs/redis-layout.md#presence).
 constexpr std::string_view kPresenceSource = "a2-cpp";
@@ -619,7 +619,7 @@ ClaimResult RedisStore::do_claim_available(const ClaimRequest& q) {
   constexpr std::string_view op = "claim_available";
   return guard(op, [&] {
     const std::int64_t now = clock().now_ms();
-    const std::int64_t expires = q.expires_at_ms ? *q.expires_at_ms : now + *q.ttl_ms;
+    const std::int64_t expires = a2::detail::lease_expires_at(now, q.ttl_ms, q.expires_at_ms);
     Argv args{q.holder, str(now), str(expires),
               str(static_cast<std::int64_t>(q.exclude_indexes.size()))};
     for (auto i : q.exclude_indexes) args.push_back(str(i));
@@ -639,7 +639,7 @@ RenewResult RedisStore::do_renew_claims(const RenewRequest& q) {
   constexpr std::string_view op = "renew_claims";
   return guard(op, [&] {
     const std::int64_t now = clock().now_ms();
-    const std::int64_t expires = q.expires_at_ms ? *q.expires_at_ms : now + *q.ttl_ms;
+    const std::int64_t expires = a2::detail::lease_expires_at(now, q.ttl_ms, q.expires_at_ms);
     Argv args{q.holder, str(now), str(expires), str(static_cast<std::int64_t>(q.claims.size()))};
     for (const auto& c : q.claims) {
       args.push_back(str(c.index));
@@ -902,7 +902,7 @@ ReclaimResult RedisStore::do_reclaim(const std::string& s) {
   return guard(op, [&] {
     auto lease = core_->acquire(op);
     Reply batch = run_script(*lease, op, a2::detail::lua::kReclaimBatch, {k().count(s)},
-                             {str(kReadPageSize)});
+                             {str(a2::detail::kReclaimBatchSize)});
     if (!batch.is_array()) detail::unexpected(op, "expected an array");
     if (batch.size() == 0) return ReclaimResult{0, true};
     const std::string log = detail::text(op, batch[0]);

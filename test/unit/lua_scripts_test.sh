@@ -28,7 +28,7 @@ mkdir -p "$dir"
 for file in "$root"/lua/*.lua; do
   name=$(basename "$file" .lua)
   cmake -DA2_EMBED_COMPOSE="$file" -DA2_EMBED_search_dir="$root/lua" \
-    -DA2_EMBED_types_hpp="$root/include/a2/types.hpp" -DA2_EMBED_DUMP="$dir/$name.lua" \
+    -DA2_EMBED_DUMP="$dir/$name.lua" \
     -P "$root/cmake/a2_embed_file.cmake"
   echo "$name $(sha1sum <"$dir/$name.lua" | cut -d' ' -f1)" >>"$dir/sha1.txt"
 done

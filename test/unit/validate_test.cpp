@@ -300,6 +300,20 @@ TEST_CASE("check_lease needs a positive ttl or a non-negative expiry", "[validat
   CHECK_FALSE(ok(0, 2000));  // A bad ttl is an error even when expires_at_ms wins.
 }
 
+TEST_CASE("lease_expires_at: expires_at_ms wins, else now + ttl_ms", "[validate]") {
+  CHECK(a2::detail::lease_expires_at(1000, 500, std::nullopt) == 1500);
+  CHECK(a2::detail::lease_expires_at(1000, std::nullopt, 7) == 7);
+  CHECK(a2::detail::lease_expires_at(1000, 500, 7) == 7);
+  CHECK(a2::detail::lease_expires_at(1000, 500, 0) == 0);  // An expiry of 0 is given, not absent.
+}
+
+TEST_CASE("every Redis key word is a reserved session id segment", "[validate]") {
+  for (auto word : a2::detail::redis_key_words::kAll) {
+    CHECK(rejects([&] { check_session_id(kOp, "s:" + std::string(word)); }));
+    CHECK_FALSE(rejects([&] { check_session_id(kOp, std::string(word) + ":s"); }));
+  }
+}
+
 TEST_CASE("check_batch_size and check_list_size enforce their limits", "[validate]") {
   CHECK_FALSE(rejects([] { a2::detail::check_batch_size(kOp, a2::kMaxBatchEvents); }));
   CHECK(rejects([] { a2::detail::check_batch_size(kOp, a2::kMaxBatchEvents + 1); }));

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/constants.hpp"
 #include "a2/detail/json_text.hpp"
 #include "a2/detail/rows.hpp"
 #include "a2/errors.hpp"
@@ -34,10 +35,6 @@
 #include "a2/types.hpp"
 
 namespace a2::detail {
-
-inline constexpr std::size_t kMemoryReadPageSize = 256;   // READ_PAGE_SIZE: read_tail, read_events.
-inline constexpr std::size_t kMemoryFeedPageSize = 1000;  // FEED_PAGE_SIZE: read_feed_page, feeds.
-inline constexpr std::size_t kMemoryReclaimBatch = 256;   // Old events deleted per reclaim call.
 
 // One reducer checkpoint as stored: {index, state, updatedAt}.
 struct MemoryCheckpoint {
@@ -117,7 +114,7 @@ class MemoryFeed final : public Feed {
     while (true) {
       if (core_->closed) throw Unavailable("a2 feed: the store is closed");
       if (cancelled_.load()) return {};
-      auto batch = core_->events_after(session_id_, cursor_.load(), kMemoryFeedPageSize);
+      auto batch = core_->events_after(session_id_, cursor_.load(), kFeedPageSize);
       if (!batch.empty()) {
         cursor_.store(batch.back().index);
         return batch;
@@ -126,7 +123,7 @@ class MemoryFeed final : public Feed {
         // One last look: a notification may have raced the deadline.
         if (core_->closed) throw Unavailable("a2 feed: the store is closed");
         if (cancelled_.load()) return {};
-        batch = core_->events_after(session_id_, cursor_.load(), kMemoryFeedPageSize);
+        batch = core_->events_after(session_id_, cursor_.load(), kFeedPageSize);
         if (!batch.empty()) cursor_.store(batch.back().index);
         return batch;
       }
@@ -270,7 +267,7 @@ class MemoryStore final : public Store {
     auto first = s.events.lower_bound(lo);
     if (first == s.events.end() || first->first > hi) return std::vector<Event>{};
     if (from_index < std::max<std::int64_t>(s.clear_index, 1) ||
-        hi - from_index + 1 > static_cast<std::int64_t>(kMemoryReadPageSize))
+        hi - from_index + 1 > kReadPageSize)
       return std::nullopt;
     std::vector<Event> out;
     for (auto it = s.events.lower_bound(from_index); it != s.events.end() && it->first <= hi; ++it)
@@ -282,7 +279,7 @@ class MemoryStore final : public Store {
                                     std::int64_t after_index) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("read_events");
-    return core_->events_after(session_id, after_index, kMemoryReadPageSize);
+    return core_->events_after(session_id, after_index, kReadPageSize);
   }
 
   std::vector<SerializedEvent> do_read_feed_page(const std::string& session_id,
@@ -290,7 +287,7 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("read_feed_page");
     std::vector<SerializedEvent> out;
-    for (auto& e : core_->events_after(session_id, after_index, kMemoryFeedPageSize))
+    for (auto& e : core_->events_after(session_id, after_index, kFeedPageSize))
       out.push_back({.id = std::move(e.id),
                      .type = std::move(e.type),
                      .payload_json = json_text(e.payload),
@@ -309,8 +306,7 @@ class MemoryStore final : public Store {
     auto found = core_->sessions.find(request.session_id);
     if (found == core_->sessions.end()) return {};
     MemorySession& s = found->second;
-    const std::int64_t expires_at = request.expires_at_ms ? *request.expires_at_ms
-                                                          : now + *request.ttl_ms;
+    const std::int64_t expires_at = lease_expires_at(now, request.ttl_ms, request.expires_at_ms);
     const std::set<std::int64_t> excluded(request.exclude_indexes.begin(),
                                           request.exclude_indexes.end());
     ClaimResult result;
@@ -346,8 +342,7 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("renew_claims");
     const std::int64_t now = clock().now_ms();
-    const std::int64_t expires_at = request.expires_at_ms ? *request.expires_at_ms
-                                                          : now + *request.ttl_ms;
+    const std::int64_t expires_at = lease_expires_at(now, request.ttl_ms, request.expires_at_ms);
     MemorySession* s = find_session(request.session_id);
     const std::int64_t clear_index = s ? s->clear_index : 0;
     const std::int64_t head = s ? s->head : 0;
@@ -641,7 +636,7 @@ class MemoryStore final : public Store {
     ReclaimResult result;
     auto it = s->events.begin();
     while (it != s->events.end() && it->first < s->clear_index &&
-           result.deleted < static_cast<std::int64_t>(kMemoryReclaimBatch)) {
+           result.deleted < kReclaimBatchSize) {
       const std::int64_t index = it->first;
       // The owner record goes only if it still names this event (an id reused since survives).
       auto owner = core_->owners.find(it->second.id);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "a2/detail/json_text.hpp"
+#include "a2/detail/redis_key_words.hpp"
 #include "a2/errors.hpp"
 #include "a2/options.hpp"
 #include "a2/types.hpp"
@@ -79,15 +80,11 @@ inline void check_clear_event_type(std::string_view op, std::string_view type) {
   check_text(op, "clear_event_type", type, kMaxEventTypeBytes);
 }
 
-// Names that end a session's Redis keys ("<prefix>:<session>:<word>..."). A session id
-// segment after the first may not be one of them, so that no session id can spell another
-// session's key.
+// Names that end a session's Redis keys ("<prefix>:<session>:<word>...",
+// redis_key_words.hpp). A session id segment after the first may not be one of them, so that no
+// session id can spell another session's key.
 inline bool reserved_key_word(std::string_view w) {
-  static constexpr std::string_view kWords[] = {
-      "log",   "count",   "meta",          "meta-split",          "pending",
-      "ready", "snap",    "snap-history",  "snapshot-pins",       "snapshot-pin-counts",
-      "clear", "cleared", "snap-reducers", "presence",            "notify"};
-  for (auto k : kWords)
+  for (auto k : redis_key_words::kAll)
     if (w == k) return true;
   return false;
 }
@@ -277,6 +274,12 @@ inline void check_lease(std::string_view op, const std::optional<std::int64_t>& 
   if (!ttl_ms && !expires_at_ms) invalid(op, "give ttl_ms or expires_at_ms");
   if (ttl_ms) check_integer(op, "ttl_ms", *ttl_ms, 1);
   if (expires_at_ms) check_integer(op, "expires_at_ms", *expires_at_ms, 0);
+}
+
+// The expiry of a lease that check_lease accepted: expires_at_ms when given, else now + ttl_ms.
+inline std::int64_t lease_expires_at(std::int64_t now, const std::optional<std::int64_t>& ttl_ms,
+                                     const std::optional<std::int64_t>& expires_at_ms) {
+  return expires_at_ms ? *expires_at_ms : now + ttl_ms.value_or(0);
 }
 
 inline void check_batch_size(std::string_view op, std::size_t n) {

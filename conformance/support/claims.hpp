@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Extra helpers for the append, read and claim scenarios (docs/semantics.md#scenarios).
+// Setting up events and claiming or renewing them, for the append, read and claim scenarios
+// (docs/semantics.md#scenarios).
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -52,12 +53,6 @@ std::vector<std::string> ids_of(const std::vector<E>& events) {
 inline std::vector<std::int64_t> sorted(std::vector<std::int64_t> v) {
   std::sort(v.begin(), v.end());
   return v;
-}
-
-// The public part of an event as JSON, for comparing reads of different shapes.
-inline Json public_json(const Event& e) {
-  return {{"session_id", e.session_id}, {"index", e.index},          {"id", e.id}, {"type", e.type},
-          {"payload", e.payload},       {"created_at", e.created_at}};
 }
 
 // claim_available with an absolute lease end.

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Helpers for the clear, reclaim, concurrency, feed/lifecycle and bad-input scenarios
+// Invalid inputs and the check that they change nothing, for the bad-input and value scenarios
 // (docs/semantics.md#scenarios).
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -15,81 +14,10 @@
 
 #include "a2/store.hpp"
 #include "harness.hpp"
+#include "support/as_json.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {
-
-// A public event as JSON (for comparisons).
-inline Json event_json(const Event& e) {
-  return {{"session_id", e.session_id}, {"index", e.index},          {"id", e.id}, {"type", e.type},
-          {"payload", e.payload},       {"created_at", e.created_at}};
-}
-
-// Everything a read_state result says, as JSON.
-inline Json state_json(const StateResult& r) {
-  Json events = Json::array();
-  for (const auto& e : r.events) events.push_back(event_json(e));
-  Json snapshot =
-      r.snapshot ? Json{{"index", r.snapshot->index}, {"state", r.snapshot->state}} : Json();
-  return {{"head_index", r.head_index ? Json(*r.head_index) : Json()},
-          {"snapshot", snapshot},
-          {"events", events},
-          {"clear_index", r.clear_index ? Json(*r.clear_index) : Json()}};
-}
-
-// The totals of a reclaim loop.
-struct ReclaimTotals {
-  std::int64_t deleted = 0;  // Sum of `deleted` over every call.
-  int calls = 0;             // Calls made, including the one that reported done.
-  int deleting_calls = 0;    // Calls that deleted something.
-};
-
-// Calls reclaim until it reports done; REQUIREs that it does within `max_calls`.
-inline ReclaimTotals reclaim_all(Store& store, const std::string& session = "s",
-                                 int max_calls = 1000) {
-  ReclaimTotals t;
-  while (true) {
-    REQUIRE(t.calls < max_calls);
-    auto r = store.reclaim(session);
-    ++t.calls;
-    REQUIRE(r.deleted >= 0);
-    t.deleted += r.deleted;
-    if (r.deleted > 0) ++t.deleting_calls;
-    if (r.done) return t;
-  }
-}
-
-// Unsettled events with caller-supplied ids prefix1..prefixN.
-inline std::vector<NewEvent> evs_with_ids(const std::string& prefix, int n, int first = 1) {
-  std::vector<NewEvent> out;
-  out.reserve(static_cast<std::size_t>(n));
-  for (int i = first; i < first + n; ++i) out.push_back(ev_id(prefix + std::to_string(i)));
-  return out;
-}
-
-// A child event with a lane.
-inline ChildEvent in_lane_child(std::string id, std::string lane) {
-  ChildEvent c = child(std::move(id));
-  c.lane = std::move(lane);
-  return c;
-}
-
-// Pulls batches from a feed until `n` events arrived or `limit` passed; REQUIREs that each batch
-// is nonempty and continues the previous one without gaps or duplicates.
-inline std::vector<Event> collect(Feed& feed, std::size_t n,
-                                  std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  std::vector<Event> out;
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
-    auto batch = feed.next(std::chrono::milliseconds(50));
-    for (auto& e : batch) {
-      if (!out.empty()) REQUIRE(e.index == out.back().index + 1);
-      out.push_back(std::move(e));
-    }
-    if (!batch.empty()) REQUIRE(feed.cursor() == out.back().index);
-  }
-  return out;
-}
 
 // A whole-store picture for the bad-input tests: sessions "s" and "s2" (rows, dead letters,
 // pending flag), reducer "r" of "s", and the presence of "s".

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Extra helpers for the completion, failure/redrive and snapshot scenarios
-// (docs/semantics.md#scenarios).
+// Children for completions, checkpoint writes and read_state, for the completion,
+// failure/redrive and snapshot scenarios (docs/semantics.md#scenarios).
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "a2/store.hpp"
+#include "support/as_json.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {
@@ -46,29 +47,6 @@ inline StateResult state(Store& store, const std::string& session, const std::st
 inline std::optional<std::int64_t> snapshot_index(const StateResult& r) {
   if (!r.snapshot) return std::nullopt;
   return r.snapshot->index;
-}
-
-// Everything observable about a public event, as JSON.
-inline Json event_json(const Event& e) {
-  return {{"session_id", e.session_id}, {"index", e.index},          {"id", e.id}, {"type", e.type},
-          {"payload", e.payload},       {"created_at", e.created_at}};
-}
-template <class E>
-Json events_json(const std::vector<E>& events) {
-  Json out = Json::array();
-  for (const auto& e : events) out.push_back(event_json(e));
-  return out;
-}
-
-// Everything observable about a read_state result, as JSON.
-inline Json state_json(const StateResult& r) {
-  Json j;
-  j["head_index"] = r.head_index ? Json(*r.head_index) : Json();
-  j["snapshot"] =
-      r.snapshot ? Json{{"index", r.snapshot->index}, {"state", r.snapshot->state}} : Json();
-  j["events"] = events_json(r.events);
-  j["clear_index"] = r.clear_index ? Json(*r.clear_index) : Json();
-  return j;
 }
 
 // Settles events by appending them already processed: `n` settled events of type "t".
