@@ -1,6 +1,16 @@
 -- SPDX-License-Identifier: MIT
--- append of one unsettled event without cause, lane or origin (the common case): one call of
--- the server-side function a2_append_one (schema.sql), one round trip.
--- $1 session $2 now ms $3 event id $4 type $5 payload as jsonb text. Returns the new index (a
--- JSON number), or, when a row already holds the id, a2_append's result as jsonb text.
-select a2_append_one($1, $2, $3, $4, $5::jsonb)::text
+-- append_one: one call of the server-side function a2_append_one (schema.sql), one round trip; its typed
+-- caller is src/postgres/calls/append_one.hpp.
+-- One unsettled event without cause, lane or origin (the common case).
+-- $1 session  $2 now ms  $3 event id  $4 type  $5 payload (jsonb). r_index: the new index, or
+-- null when a row already held the id (then the replayed rows follow, as append's).
+-- The rows, one per result row (none: one result row with null event columns), are the
+-- stored-event columns of src/postgres/rows.hpp.
+select r.r_index, r.r_has_pending,
+       e.session_id, e.idx, e.event_id, e.event_type, e.payload::text as payload, e.created_at,
+       e.cause::text as cause, e.lane, e.processed_at, e.processed_by_attempt,
+       e.returned_event_ids::text as returned_event_ids, e.first_claimed_at, e.last_claimed_at,
+       e.attempt_count, e.claim_holder, e.claim_expires_at, e.failure_count, e.last_failed_at,
+       e.last_failed_attempt, e.last_error, e.failed_at
+  from a2_append_one($1, $2, $3, $4, $5::jsonb) r
+  left join lateral unnest(r.r_events) e on true

@@ -2,7 +2,7 @@
 -- read_states (and read_state): one statement for many sessions of one reducer
 -- (docs/semantics.md#read_state, docs/postgres-layout.md#statements). Per request one header row
 -- (row_order 0: head index, snapshot, boundary) and its event rows (row_order 1), ordered by
--- position, row_order, idx.
+-- position, row_order, idx. Columns 7.. are the public event columns of src/postgres/rows.hpp.
 -- $1 jsonb array of {position, s, through, snap}  $2 reducer
 with request as materialized (
   select r.position, r.s as session_id, r.through as through_index,
@@ -43,16 +43,16 @@ with request as materialized (
     ) candidate on true
 )
 select selected.position, 0 as row_order, selected.head_index, selected.snapshot_index,
-       selected.snapshot_state::text, selected.clear_index,
-       null::bigint as idx, null::text as event_id, null::text as event_type,
-       null::text as payload, null::bigint as created_at, selected.session_id
+       selected.snapshot_state::text as snapshot_state, selected.clear_index,
+       selected.session_id, null::bigint as idx, null::text as event_id,
+       null::text as event_type, null::text as payload, null::bigint as created_at
   from selected
 union all
 select selected.position, 1 as row_order, selected.head_index, null::bigint, null::text,
-       selected.clear_index, event.idx, event.event_id, event.event_type, event.payload::text,
-       event.created_at, event.session_id
+       selected.clear_index, event.session_id, event.idx, event.event_id, event.event_type,
+       event.payload::text, event.created_at
   from selected
   join a2_events event on event.session_id = selected.session_id
  where event.idx > greatest(coalesce(selected.snapshot_index, 0), selected.clear_index - 1)
    and (selected.through_index is null or event.idx <= selected.through_index)
- order by 1, 2, 7
+ order by 1, 2, 8

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- reclaim: one call of the server-side function a2_reclaim (schema.sql), one round trip.
--- $1 the request as jsonb. Returns the result as jsonb text.
-select a2_reclaim($1::jsonb)::text
+-- reclaim: one call of the server-side function a2_reclaim (schema.sql), one round trip; its typed
+-- caller is src/postgres/calls/reclaim.hpp.
+-- $1 session  $2 batch size.
+select r.r_deleted, r.r_done
+  from a2_reclaim($1, $2) r

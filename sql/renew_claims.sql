@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- renew_claims: one call of the server-side function a2_renew_claims (schema.sql), one round trip.
--- $1 the request as jsonb. Returns the result as jsonb text.
-select a2_renew_claims($1::jsonb)::text
+-- renew_claims: one call of the server-side function a2_renew_claims (schema.sql), one round trip; its typed
+-- caller is src/postgres/calls/renew_claims.hpp.
+-- $1 session  $2 holder  $3 now ms  $4 lease expiry ms  $5 indexes  $6 attempts (parallel).
+select r.r_renewed::text as r_renewed, r.r_superseded::text as r_superseded
+  from a2_renew_claims($1, $2, $3, $4, $5::bigint[], $6::bigint[]) r

@@ -3,8 +3,11 @@
 -- server-side function per write operation. Idempotent: applied by open() on every start, in the
 -- schema named by Options::schema (the connection's search_path), under an advisory lock.
 --
--- Every write function takes one jsonb argument and returns jsonb, so each write operation is
--- one round trip in autocommit. Inside a plpgsql function every statement takes a fresh snapshot
+-- Every write function takes typed arguments (text, bigint, arrays for batches, jsonb for
+-- payloads and states) and returns one row of typed out-parameters (r_*); rows of a2_events come
+-- back as an a2_events[] that the statement sql/<op>.sql unnests into the columns every reader
+-- decodes (docs/postgres-layout.md#calling-convention). Each write operation is one round trip in
+-- autocommit. Inside a plpgsql function every statement takes a fresh snapshot
 -- (READ COMMITTED), so a boundary read by a statement that starts after the session lock sees
 -- every clear that committed while the lock was awaited
 -- (docs/postgres-layout.md#reading-the-boundary).
@@ -29,12 +32,13 @@
 --   1`, never max(idx), which a plan may aggregate over the whole session. The test "writes
 --   touch only their rows whatever the statistics say" checks every write's plans.
 --
--- Contract errors are raised with these SQLSTATEs (translated in one place in C++):
---   A2001 invalid argument ("no event at index N in session 'S'")
---   A2002 store unavailable (a reused id still held by cleared work)
---   A2003 partial duplicate batch
---   A2004 superseded attempt
---   A2005 session cleared
+-- Contract errors are raised with these SQLSTATEs and a DETAIL that is a JSON object naming the
+-- error's facts (the C++ side words the message, src/postgres/errors.cpp):
+--   A2001 invalid argument: no event at an index      {"session", "index"}
+--   A2002 store unavailable: a reused id still held by cleared work   {"session"}
+--   A2003 partial duplicate batch                     {"kind", ...} (see a2_duplicate)
+--   A2004 superseded attempt                          {"session", "index", "attempt"}
+--   A2005 session cleared                             {"session", "origin"}
 
 create table if not exists a2_schema_version (
   version    integer primary key,
@@ -120,6 +124,29 @@ create table if not exists a2_presence (
 
 insert into a2_schema_version (version) values (1) on conflict (version) do nothing;
 
+-- The signatures of earlier versions of a2, which took one jsonb request document and returned
+-- jsonb. Dropped so that no caller reaches an old body; a no-op once they are gone.
+drop function if exists a2_append(jsonb);
+drop function if exists a2_claim_available(jsonb);
+drop function if exists a2_renew_claims(jsonb);
+drop function if exists a2_complete_attempt(jsonb);
+drop function if exists a2_fail_attempt(jsonb);
+drop function if exists a2_redrive(jsonb);
+drop function if exists a2_put_snapshots(jsonb);
+drop function if exists a2_clear(jsonb);
+drop function if exists a2_reclaim(jsonb);
+drop function if exists a2_patch_presence(jsonb);
+drop function if exists a2_insert_batch(text, bigint, bigint, bigint, jsonb, jsonb);
+-- a2_append_one kept its arguments but returned jsonb (its return type cannot be replaced).
+do $$
+begin
+  if (select prorettype from pg_proc
+       where oid = to_regprocedure('a2_append_one(text, bigint, text, text, jsonb)'))
+     = 'jsonb'::regtype then
+    drop function a2_append_one(text, bigint, text, text, jsonb);
+  end if;
+end $$;
+
 -- The session's latest clear marker, or 0. Read it in a statement that starts after the
 -- operation's lock (see the header). The functions and statements of a2 inline its body (see
 -- the cost rules above); it stays for compatibility.
@@ -141,14 +168,28 @@ returns void language plpgsql as $$
 begin
   raise exception using errcode = 'A2004',
     message = format('attempt %s no longer owns event %s in session ''%s''',
-                     cause_attempt, cause_index, s);
+                     cause_attempt, cause_index, s),
+    detail = jsonb_build_object('session', s, 'index', cause_index,
+                                'attempt', cause_attempt)::text;
 end $$;
 
 create or replace function a2_no_event(s text, i bigint) returns void
 language plpgsql as $$
 begin
   raise exception using errcode = 'A2001',
-    message = format('no event at index %s in session ''%s''', i, s);
+    message = format('no event at index %s in session ''%s''', i, s),
+    detail = jsonb_build_object('session', s, 'index', i)::text;
+end $$;
+
+-- Raises partial_duplicate_batch. kind and facts (the DETAIL, with "kind" added):
+--   id_owned_elsewhere {id}   some_ids_stored {session, stored, total}   replay_mismatch {session}
+--   completion_mismatch {session, index, attempt}   child_id_taken {session, index, id}
+--   marker_id_taken {id}
+create or replace function a2_duplicate(kind text, facts jsonb, message text) returns void
+language plpgsql as $$
+begin
+  raise exception using errcode = 'A2003', message = message,
+    detail = (jsonb_build_object('kind', kind) || facts)::text;
 end $$;
 
 -- The live rows owning `ids`, ordered by idx. This session's rows below its boundary do not own
@@ -179,7 +220,8 @@ begin
     select count(*) into released_count from released;
     if released_count < stale_count then
       raise exception using errcode = 'A2002',
-        message = format('an event id being reused is still held by cleared work in session ''%s''', s);
+        message = format('an event id being reused is still held by cleared work in session ''%s''', s),
+        detail = jsonb_build_object('session', s)::text;
     end if;
   end if;
   return query select * from a2_events where event_id = any(ids) order by idx;
@@ -187,39 +229,52 @@ end $$;
 
 -- Inserts a batch at base+1.. (one statement). A laned unsettled event is ready unless an
 -- unfinished event of its lane in this lifetime precedes it (earlier batch members count).
--- Returns the new rows as a jsonb array in index order.
+-- The batch is parallel arrays (new_payloads a jsonb array); causes are the arrays' or, for
+-- children, parent_cause. Returns the new rows in index order.
 create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_ms bigint,
-                                           events jsonb, parent_cause jsonb)
-returns jsonb language plpgsql as $$
+                                           new_ids text[], new_types text[], new_payloads jsonb,
+                                           new_cause_indexes bigint[],
+                                           new_cause_attempts bigint[], new_lanes text[],
+                                           new_settled boolean[], parent_cause jsonb)
+returns a2_events[] language plpgsql as $$
 declare
-  inserted_rows jsonb;
-  one_event jsonb;
+  inserted_rows a2_events[];
+  one_row a2_events;
 begin
-  if jsonb_array_length(events) = 1 then
+  if cardinality(new_ids) = 1 then
     -- One event (the common case): no ranking; the same columns as the batch statement below.
-    one_event := events->0;
     insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
                                   cause, lane, lane_ready, processed_at)
-    values (s, base + 1, one_event->>'id', one_event->>'type',
-            coalesce(one_event->'payload', 'null'::jsonb), now_ms,
-            coalesce(parent_cause, nullif(one_event->'cause', 'null'::jsonb)), one_event->>'lane',
-            one_event->>'lane' is null or (
+    values (s, base + 1, new_ids[1], new_types[1],
+            coalesce(new_payloads->0, 'null'::jsonb), now_ms,
+            coalesce(parent_cause,
+                     case when new_cause_indexes[1] is not null then
+                       jsonb_build_object('index', new_cause_indexes[1],
+                                          'attempt', new_cause_attempts[1]) end),
+            new_lanes[1],
+            new_lanes[1] is null or (
               select pending.idx from a2_events pending
-               where pending.session_id = s and pending.lane = one_event->>'lane'
+               where pending.session_id = s and pending.lane = new_lanes[1]
                  and pending.processed_at is null and pending.idx > ci
                order by pending.idx limit 1
             ) is null,
-            case when coalesce((one_event->>'settled')::boolean, false) then now_ms end)
-    returning jsonb_build_array(to_jsonb(ins)) into inserted_rows;
-    return inserted_rows;
+            case when coalesce(new_settled[1], false) then now_ms end)
+    returning ins.* into one_row;
+    return array[one_row];
   end if;
   with input as (
-    select ord, e->>'id' as event_id, e->>'type' as event_type,
-           coalesce(e->'payload', 'null'::jsonb) as payload,
-           coalesce(parent_cause, nullif(e->'cause', 'null'::jsonb)) as cause,
-           e->>'lane' as lane,
-           coalesce((e->>'settled')::boolean, false) as settled
-      from jsonb_array_elements(events) with ordinality as t(e, ord)
+    select t.ord, t.event_id, t.event_type,
+           coalesce(new_payloads->(t.ord::integer - 1), 'null'::jsonb) as payload,
+           coalesce(parent_cause,
+                    case when t.cause_index is not null then
+                      jsonb_build_object('index', t.cause_index,
+                                         'attempt', t.cause_attempt) end) as cause,
+           t.lane,
+           coalesce(t.settled, false) as settled
+      from unnest(new_ids, new_types, new_cause_indexes, new_cause_attempts, new_lanes,
+                  new_settled)
+           with ordinality as t(event_id, event_type, cause_index, cause_attempt, lane, settled,
+                                ord)
   ), ranked as (
     select input.*,
            count(*) filter (where not settled) over (
@@ -227,8 +282,8 @@ begin
            ) as earlier_unsettled
       from input
   ), inserted as (
-    insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, cause,
-                           lane, lane_ready, processed_at)
+    insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
+                                  cause, lane, lane_ready, processed_at)
     select s, base + ord, event_id, event_type, payload, now_ms, cause, lane,
            lane is null or (
              earlier_unsettled = 0 and (
@@ -240,9 +295,10 @@ begin
            ),
            case when settled then now_ms end
       from ranked
-    returning *
+    returning ins as row_value
   )
-  select coalesce(jsonb_agg(to_jsonb(inserted) order by idx), '[]'::jsonb) into inserted_rows
+  select coalesce(array_agg(inserted.row_value order by (inserted.row_value).idx), '{}')
+    into inserted_rows
     from inserted;
   return inserted_rows;
 end $$;
@@ -279,20 +335,19 @@ begin
      );
 end $$;
 
--- append, the common case: one unsettled event without cause, lane or origin, with typed
--- arguments (no request document to parse). Its only possible verdicts are ok and, when a row
--- already holds the id, replay or foreign, so one statement after the session lock does it: the
--- head, the insert, and the id check as `on conflict (event_id) do nothing` (a row holding the
--- id, committed or being inserted by another transaction, which is awaited, makes it insert
--- nothing). Returns the new event's index as a jsonb number: the event is pending work, so the
--- caller knows has_pending and every column of the row without reading it back. When the id is
--- taken it returns what a2_append returns for the same request (replay, or the foreign id's
--- error), in the same call and under the same lock (advisory locks are re-entrant).
+-- append, the common case: one unsettled event without cause, lane or origin. Its only possible
+-- verdicts are ok and, when a row already holds the id, replay or foreign, so one statement
+-- after the session lock does it: the head, the insert, and the id check as `on conflict
+-- (event_id) do nothing` (a row holding the id, committed or being inserted by another
+-- transaction, which is awaited, makes it insert nothing). Returns the new event's index in
+-- r_index (r_events null): the event is pending work, so the caller knows has_pending and every
+-- column of the row without reading it back. When the id is taken it returns what a2_append
+-- returns for the same request (r_index null; replay, or the foreign id's error), in the same
+-- call and under the same lock (advisory locks are re-entrant).
 create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
-                                         new_payload jsonb) returns jsonb
+                                         new_payload jsonb, out r_index bigint,
+                                         out r_has_pending boolean, out r_events a2_events[])
 language plpgsql as $$
-declare
-  inserted bigint;
 begin
   perform pg_advisory_xact_lock(hashtext(s));
   insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
@@ -300,48 +355,50 @@ begin
                        order by head.idx desc limit 1), 0) + 1,
          new_id, new_type, new_payload, now_ms
   on conflict (event_id) do nothing
-  returning idx into inserted;
-  if inserted is null then
-    return a2_append(jsonb_build_object(
-      's', s, 'now', now_ms, 'origin', null,
-      'events', jsonb_build_array(jsonb_build_object(
-        'id', new_id, 'type', new_type, 'payload', new_payload,
-        'cause', null, 'lane', null, 'settled', false))));
+  returning idx into r_index;
+  if r_index is null then
+    select general.r_has_pending, general.r_events into r_has_pending, r_events
+      from a2_append(s, now_ms, null, array[new_id], array[new_type],
+                     jsonb_build_array(new_payload), array[null]::bigint[],
+                     array[null]::bigint[], array[null]::text[], array[false]) general;
+    return;
   end if;
+  r_has_pending := true;
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
-  return to_jsonb(inserted);
 end $$;
 
--- append. p: {s, now, origin|null, events: [{id, type, payload, cause|null, lane|null, settled}]}
--- Returns {events: [...], has_pending}.
-create or replace function a2_append(p jsonb) returns jsonb
+-- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
+-- cause indexes and attempts (null: no cause), lanes (null: none), settled. origin: the
+-- scheduled work's origin index or null. Returns r_has_pending and the rows (new, or the
+-- replayed ones) in r_events.
+create or replace function a2_append(s text, now_ms bigint, origin bigint, new_ids text[],
+                                     new_types text[], new_payloads jsonb,
+                                     new_cause_indexes bigint[], new_cause_attempts bigint[],
+                                     new_lanes text[], new_settled boolean[],
+                                     out r_has_pending boolean, out r_events a2_events[])
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  now_ms bigint := (p->>'now')::bigint;
-  origin bigint := (p->>'origin')::bigint;
-  events jsonb := p->'events';
-  n integer := jsonb_array_length(p->'events');
-  ids text[];
+  n integer := coalesce(cardinality(new_ids), 0);
+  ids text[] := new_ids;
   base bigint;
   ci bigint;
   session_has_pending boolean;
   owners a2_events[] := '{}';
   one_id text;
   o a2_events;
-  e jsonb;
   i integer;
   cause_index bigint;
   cause_attempt bigint;
   parent record;
-  inserted jsonb;
 begin
   if n = 0 then
-    return jsonb_build_object('events', '[]'::jsonb, 'has_pending', (
+    r_events := '{}';
+    r_has_pending := (
       select idx from a2_events
        where session_id = s and processed_at is null
          and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
-       order by idx limit 1) is not null);
+       order by idx limit 1) is not null;
+    return;
   end if;
   -- Serialize appends per session: index assignment must not race across writers.
   perform pg_advisory_xact_lock(hashtext(s));
@@ -362,7 +419,6 @@ begin
        order by p_row.idx limit 1
     ) pending on true;
 
-  ids := array(select x->>'id' from jsonb_array_elements(events) x);
   -- Usually no row holds any of the ids: one unique-index probe per id (a scalar parameter, so
   -- the cached generic plan is used; `= any(array)` would be re-planned on every call).
   foreach one_id in array ids loop
@@ -376,44 +432,47 @@ begin
     for i in 1 .. n loop
       foreach o in array owners loop
         if o.event_id = ids[i] and o.session_id <> s then
-          raise exception using errcode = 'A2003',
-            message = format('event id ''%s'' already belongs to another session', ids[i]);
+          perform a2_duplicate('id_owned_elsewhere', jsonb_build_object('id', ids[i]),
+            format('event id ''%s'' already belongs to another session', ids[i]));
         end if;
       end loop;
     end loop;
     if cardinality(owners) < n then
-      raise exception using errcode = 'A2003',
-        message = format('%s of %s event ids of the batch already exist in session ''%s''',
-                         cardinality(owners), n, s);
+      perform a2_duplicate('some_ids_stored',
+        jsonb_build_object('session', s, 'stored', cardinality(owners), 'total', n),
+        format('%s of %s event ids of the batch already exist in session ''%s''',
+               cardinality(owners), n, s));
     end if;
     -- Replay (Q6): n consecutive rows matching the request position by position.
     for i in 1 .. n loop
       o := owners[i];
-      e := events->(i - 1);
-      if o.idx <> owners[1].idx + i - 1 or o.event_id <> e->>'id'
-         or o.event_type <> e->>'type' or o.lane is distinct from e->>'lane'
-         or o.cause is distinct from nullif(e->'cause', 'null'::jsonb) then
-        raise exception using errcode = 'A2003',
-          message = format('the batch does not match the events stored with its ids in session ''%s''', s);
+      if o.idx <> owners[1].idx + i - 1 or o.event_id <> ids[i]
+         or o.event_type <> new_types[i] or o.lane is distinct from new_lanes[i]
+         or o.cause is distinct from (
+              case when new_cause_indexes[i] is not null then
+                jsonb_build_object('index', new_cause_indexes[i],
+                                   'attempt', new_cause_attempts[i]) end) then
+        perform a2_duplicate('replay_mismatch', jsonb_build_object('session', s),
+          format('the batch does not match the events stored with its ids in session ''%s''', s));
       end if;
     end loop;
-    return jsonb_build_object(
-      'events', (select jsonb_agg(to_jsonb(x) order by x.idx) from unnest(owners) x),
-      'has_pending', session_has_pending, 'replay', true);
+    r_events := array(select x from unnest(owners) x order by x.idx);
+    r_has_pending := session_has_pending;
+    return;
   end if;
 
   if origin is not null and origin <= ci then
     raise exception using errcode = 'A2005',
-      message = format('scheduled work from event %s was cleared in session ''%s''', origin, s);
+      message = format('scheduled work from event %s was cleared in session ''%s''', origin, s),
+      detail = jsonb_build_object('session', s, 'origin', origin)::text;
   end if;
 
   -- Causes in batch order (Q9): boundary, range, then the attempt fence. The row lock
   -- serializes the fence with claims of the parent.
-  for i in 0 .. n - 1 loop
-    e := events->i;
-    continue when e->'cause' is null or jsonb_typeof(e->'cause') = 'null';
-    cause_index := (e->'cause'->>'index')::bigint;
-    cause_attempt := (e->'cause'->>'attempt')::bigint;
+  for i in 1 .. n loop
+    cause_index := new_cause_indexes[i];
+    continue when cause_index is null;
+    cause_attempt := new_cause_attempts[i];
     if cause_index <= ci then
       perform a2_superseded(s, cause_index, cause_attempt);
     end if;
@@ -430,24 +489,22 @@ begin
     end if;
   end loop;
 
-  inserted := a2_insert_batch(s, base, ci, now_ms, events, null);
+  r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads,
+                              new_cause_indexes, new_cause_attempts, new_lanes, new_settled,
+                              null);
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
-  return jsonb_build_object(
-    'events', inserted,
-    'has_pending', session_has_pending or exists(
-      select 1 from jsonb_array_elements(events) x
-       where not coalesce((x->>'settled')::boolean, false)));
+  r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
 end $$;
 
--- claim_available. p: {s, holder, now, expires, exclude: [idx...]}
--- Returns {verdict: claimed|busy|settled, events, retry_at, clear_index}.
-create or replace function a2_claim_available(p jsonb) returns jsonb
+-- claim_available. excluded_indexes: indexes the caller does not want. Returns r_verdict
+-- (claimed|busy|settled), r_events and r_clear_index when claimed, r_retry_at when busy.
+create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
+                                              excluded_indexes bigint[], out r_verdict text,
+                                              out r_retry_at bigint, out r_clear_index bigint,
+                                              out r_events a2_events[])
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  now_ms bigint := (p->>'now')::bigint;
-  excluded bigint[] := array(select x::bigint from jsonb_array_elements_text(p->'exclude') x);
-  rows_claimed jsonb;
+  rows_claimed a2_events[];
   ci bigint;
   retry bigint;
 begin
@@ -464,7 +521,7 @@ begin
        and event.lane_ready
        and event.idx > (select clear_index from boundary)
        and (event.claim_expires_at is null or event.claim_expires_at <= now_ms)
-       and not (event.idx = any(excluded))
+       and not (event.idx = any(excluded_indexes))
      order by event.idx
      for update of event
   ), updated as (
@@ -472,16 +529,19 @@ begin
       attempt_count = claimed.attempt_count + 1,
       first_claimed_at = coalesce(claimed.first_claimed_at, now_ms),
       last_claimed_at = now_ms,
-      claim_holder = p->>'holder',
-      claim_expires_at = (p->>'expires')::bigint
+      claim_holder = holder,
+      claim_expires_at = expires
     where claimed.ctid = any(array(select row_id from eligible))
-    returning claimed.*
+    returning claimed as row_value
   )
-  select (select jsonb_agg(to_jsonb(updated) order by idx) from updated),
+  select (select array_agg(updated.row_value order by (updated.row_value).idx) from updated),
          (select clear_index from boundary)
     into rows_claimed, ci;
   if rows_claimed is not null then
-    return jsonb_build_object('verdict', 'claimed', 'events', rows_claimed, 'clear_index', ci);
+    r_verdict := 'claimed';
+    r_events := rows_claimed;
+    r_clear_index := ci;
+    return;
   end if;
   -- Q10: excluded events count neither as claimable nor as busy.
   select min(claim_expires_at) into retry from a2_events
@@ -491,24 +551,24 @@ begin
      and lane_ready
      and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
      and claim_expires_at > now_ms
-     and not (idx = any(excluded));
+     and not (idx = any(excluded_indexes));
   if retry is not null then
-    return jsonb_build_object('verdict', 'busy', 'retry_at', retry);
+    r_verdict := 'busy';
+    r_retry_at := retry;
+    return;
   end if;
-  return jsonb_build_object('verdict', 'settled');
+  r_verdict := 'settled';
 end $$;
 
--- renew_claims. p: {s, holder, now, expires, claims: [{index, attempt}]}
--- Returns {renewed: [...], superseded: [...]}. Q11: the attempt must be equal.
+-- renew_claims. The claims are parallel arrays of indexes and attempts. Returns r_renewed and
+-- r_superseded (indexes). Q11: the attempt must be equal.
 -- One row at a time, each reached by its full primary key in index order (the order claims lock
 -- in), so no plan ever reads the rest of the session. Each update reads the boundary itself.
-create or replace function a2_renew_claims(p jsonb) returns jsonb
+create or replace function a2_renew_claims(s text, holder text, now_ms bigint, expires bigint,
+                                           claim_indexes bigint[], claim_attempts bigint[],
+                                           out r_renewed bigint[], out r_superseded bigint[])
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  now_ms bigint := (p->>'now')::bigint;
-  expires bigint := (p->>'expires')::bigint;
-  holder text := p->>'holder';
   idxs bigint[];
   attempts bigint[];
   extended bigint[] := '{}';
@@ -519,8 +579,8 @@ begin
   select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
          coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
     into idxs, attempts
-    from (select distinct (c->>'index')::bigint as idx, (c->>'attempt')::bigint as attempt
-            from jsonb_array_elements(p->'claims') c) listed;
+    from (select distinct c.idx, c.attempt
+            from unnest(claim_indexes, claim_attempts) c(idx, attempt)) listed;
   if expires > now_ms then
     for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
       continue when idxs[i] = any(extended);
@@ -546,29 +606,30 @@ begin
       superseded := superseded || idxs[i];
     end if;
   end loop;
-  return jsonb_build_object('renewed', to_jsonb(renewed), 'superseded', to_jsonb(superseded));
+  r_renewed := renewed;
+  r_superseded := superseded;
 end $$;
 
--- complete_attempt. p: {s, index, attempt, now, children: [{id, type, payload, lane, settled}]}
--- Returns {verdict: completed|superseded, events}.
-create or replace function a2_complete_attempt(p jsonb) returns jsonb
+-- complete_attempt. The children are parallel arrays in order: ids, types, payloads (a jsonb
+-- array), lanes, settled. Returns r_verdict (completed|superseded) and the children's rows in
+-- r_events.
+create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
+                                               new_ids text[], new_types text[],
+                                               new_payloads jsonb, new_lanes text[],
+                                               new_settled boolean[], out r_verdict text,
+                                               out r_events a2_events[])
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  i bigint := (p->>'index')::bigint;
-  attempt bigint := (p->>'attempt')::bigint;
-  now_ms bigint := (p->>'now')::bigint;
-  children jsonb := p->'children';
-  ids text[] := array(select x->>'id' from jsonb_array_elements(p->'children') x);
+  ids text[] := coalesce(new_ids, '{}');
   ci bigint;
   base bigint;
   parent record;
   stored a2_events[];
+  owners a2_events[];
   r a2_events;
-  k integer;
   one_id text;
-  inserted jsonb;
 begin
+  r_verdict := 'superseded';
   select boundary.clear_index as boundary_index, parent_row.* into parent
     from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
             as clear_index) boundary
@@ -579,12 +640,12 @@ begin
     ) parent_row on true;
   ci := parent.boundary_index;
   if i <= ci then
-    return jsonb_build_object('verdict', 'superseded');
+    return;
   end if;
   if parent.idx is null then
     -- Deleted while this statement waited for its lock, after a clear.
     if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
-      return jsonb_build_object('verdict', 'superseded');
+      return;
     end if;
     perform a2_no_event(s, i);
   end if;
@@ -592,37 +653,41 @@ begin
   if parent.processed_at is not null then
     -- An idempotent retry of a lost acknowledgement, or not ours.
     if coalesce(parent.processed_by_attempt, 0) <> attempt then
-      return jsonb_build_object('verdict', 'superseded');
+      return;
     end if;
     if parent.returned_event_ids is null or parent.returned_event_ids <> to_jsonb(ids) then
-      raise exception using errcode = 'A2003',
-        message = format('the retry of the completion of event %s in session ''%s'' does not match its recorded children', i, s);
+      perform a2_duplicate('completion_mismatch',
+        jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+        format('the retry of the completion of event %s in session ''%s'' does not match its recorded children', i, s));
     end if;
     stored := array(select e from a2_events e where e.event_id = any(ids) order by e.idx);
     if cardinality(stored) < cardinality(ids)
        and i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
-      return jsonb_build_object('verdict', 'superseded');
+      return;
     end if;
     if cardinality(stored) < cardinality(ids) then
-      raise exception using errcode = 'A2003',
-        message = format('a child of event %s in session ''%s'' is missing', i, s);
+      perform a2_duplicate('completion_mismatch',
+        jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+        format('a child of event %s in session ''%s'' is missing', i, s));
     end if;
     foreach r in array stored loop
       if r.session_id <> s or r.cause is distinct from
          jsonb_build_object('index', i, 'attempt', attempt) then
-        raise exception using errcode = 'A2003',
-          message = format('child id ''%s'' of event %s in session ''%s'' belongs to another event',
-                           r.event_id, i, s);
+        perform a2_duplicate('completion_mismatch',
+          jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+          format('child id ''%s'' of event %s in session ''%s'' belongs to another event',
+                 r.event_id, i, s));
       end if;
     end loop;
-    return jsonb_build_object('verdict', 'completed', 'events',
-      coalesce((select jsonb_agg(to_jsonb(x) order by x.idx) from unnest(stored) x), '[]'));
+    r_verdict := 'completed';
+    r_events := coalesce(stored, '{}');
+    return;
   end if;
 
   -- The attempt fence: claim expiry and holder identity are not checked.
   if parent.attempt_count <> attempt or parent.claim_holder is null
      or parent.failed_at is not null or parent.last_failed_attempt = attempt then
-    return jsonb_build_object('verdict', 'superseded');
+    return;
   end if;
 
   -- The parent lock came first; only a statement after the session lock sees every clear that
@@ -632,17 +697,23 @@ begin
          coalesce((select clear_index from a2_clears where session_id = s), 0)
     into base, ci;
   if i <= ci then
-    return jsonb_build_object('verdict', 'superseded');
+    return;
   end if;
-  -- As in append: the full ownership check only when some row holds one of the ids.
+  -- As in append: the full ownership check only when some row holds one of the ids. The error
+  -- names the first taken id in child order.
   foreach one_id in array ids loop
     if exists(select 1 from a2_events where event_id = one_id) then
-      select count(*) into k from a2_live_owners(s, ci, ids);
-      if k > 0 then
-        raise exception using errcode = 'A2003',
-          message = format('%s child event ids of event %s already exist (session ''%s'')',
-                           k, i, s);
-      end if;
+      owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+      foreach one_id in array ids loop
+        foreach r in array owners loop
+          if r.event_id = one_id then
+            perform a2_duplicate('child_id_taken',
+              jsonb_build_object('session', s, 'index', i, 'id', one_id),
+              format('child event id ''%s'' of event %s already exists (session ''%s'')',
+                     one_id, i, s));
+          end if;
+        end loop;
+      end loop;
       exit;
     end if;
   end loop;
@@ -660,24 +731,23 @@ begin
   if parent.lane is not null then
     perform a2_lane_handoff(s, parent.lane, ci);
   end if;
+  r_verdict := 'completed';
   if cardinality(ids) = 0 then
-    return jsonb_build_object('verdict', 'completed', 'events', '[]'::jsonb);
+    r_events := '{}';
+    return;
   end if;
-  inserted := a2_insert_batch(s, base, ci, now_ms, children,
+  r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
+                              new_lanes, new_settled,
                               jsonb_build_object('index', i, 'attempt', attempt));
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
-  return jsonb_build_object('verdict', 'completed', 'events', inserted);
 end $$;
 
--- fail_attempt. p: {s, index, attempt, error, max_failures, now}
--- Returns {verdict: failed|dead_lettered|superseded, failure_count}.
-create or replace function a2_fail_attempt(p jsonb) returns jsonb
+-- fail_attempt. Returns r_verdict (failed|dead_lettered|superseded) and r_failure_count.
+create or replace function a2_fail_attempt(s text, i bigint, attempt bigint, error_text text,
+                                           max_failures bigint, now_ms bigint,
+                                           out r_verdict text, out r_failure_count bigint)
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  i bigint := (p->>'index')::bigint;
-  attempt bigint := (p->>'attempt')::bigint;
-  now_ms bigint := (p->>'now')::bigint;
   ci bigint;
   cur record;
   failures integer;
@@ -692,53 +762,59 @@ begin
        for update
     ) current_row on true;
   ci := cur.boundary_index;
+  r_verdict := 'superseded';
+  r_failure_count := 0;
   if i <= ci then
-    return jsonb_build_object('verdict', 'superseded', 'failure_count', 0);
+    return;
   end if;
   if cur.idx is null then
     -- Deleted while this statement waited for its lock, after a clear.
     if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
-      return jsonb_build_object('verdict', 'superseded', 'failure_count', 0);
+      return;
     end if;
     perform a2_no_event(s, i);
   end if;
+  r_failure_count := cur.failure_count;
   if cur.processed_at is not null or cur.attempt_count <> attempt then
-    return jsonb_build_object('verdict', 'superseded', 'failure_count', cur.failure_count);
+    return;
   end if;
   if cur.failed_at is not null then
-    return jsonb_build_object('verdict', 'dead_lettered', 'failure_count', cur.failure_count);
+    r_verdict := 'dead_lettered';
+    return;
   end if;
   if cur.last_failed_attempt = attempt and cur.claim_holder is null then
-    return jsonb_build_object('verdict', 'failed', 'failure_count', cur.failure_count);
+    r_verdict := 'failed';
+    return;
   end if;
   if cur.claim_holder is null then
-    return jsonb_build_object('verdict', 'superseded', 'failure_count', cur.failure_count);
+    return;
   end if;
   failures := cur.failure_count + 1;
-  dead := failures >= (p->>'max_failures')::bigint;
+  dead := failures >= max_failures;
   update a2_events set
     failure_count = failures,
-    last_error = p->>'error',
+    last_error = error_text,
     last_failed_at = now_ms,
     last_failed_attempt = attempt,
     claim_holder = null,
     claim_expires_at = null,
     failed_at = case when dead then now_ms end
    where session_id = s and idx = i;
+  r_failure_count := failures;
   if dead then
     perform a2_release_pins(s, i);
-    return jsonb_build_object('verdict', 'dead_lettered', 'failure_count', failures);
+    r_verdict := 'dead_lettered';
+    return;
   end if;
-  return jsonb_build_object('verdict', 'failed', 'failure_count', failures);
+  r_verdict := 'failed';
 end $$;
 
--- redrive. p: {s, index, action: retry|skip, now}. Returns {redriven, has_pending}.
-create or replace function a2_redrive(p jsonb) returns jsonb
+-- redrive. action: retry|skip. Returns r_redriven and r_has_pending.
+create or replace function a2_redrive(s text, i bigint, action text, now_ms bigint,
+                                      out r_redriven boolean, out r_has_pending boolean)
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  i bigint := (p->>'index')::bigint;
-  is_skip boolean := p->>'action' = 'skip';
+  is_skip boolean := action = 'skip';
   dead record;
   is_dead boolean;
 begin
@@ -757,29 +833,30 @@ begin
   if is_dead and not is_skip then
     update a2_events set failed_at = null, failure_count = 0 where session_id = s and idx = i;
   elsif is_dead then
-    update a2_events set processed_at = (p->>'now')::bigint, lane_ready = false
+    update a2_events set processed_at = now_ms, lane_ready = false
      where session_id = s and idx = i;
     if dead.lane is not null then
       perform a2_lane_handoff(s, dead.lane,
         coalesce((select clear_index from a2_clears where session_id = s), 0));
     end if;
   end if;
+  r_redriven := is_dead;
   -- "Is anything pending": the ordered first entry of a2_events_pending (see the header).
-  return jsonb_build_object('redriven', is_dead, 'has_pending', (
+  r_has_pending := (
     select idx from a2_events
      where session_id = s and processed_at is null
        and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
-     order by idx limit 1) is not null);
+     order by idx limit 1) is not null;
 end $$;
 
--- put_snapshots. p: {s, reducer, now, writes: [{index, state, pins: [idx...]}]} (one write per
--- index, ascending). Returns null.
-create or replace function a2_put_snapshots(p jsonb) returns jsonb
-language plpgsql as $$
+-- put_snapshots. The writes are parallel arrays (one write per index, ascending): indexes and
+-- states (a jsonb array); the pins are pairs (checkpoint index, event index) as two parallel
+-- arrays.
+create or replace function a2_put_snapshots(s text, reducer text, now_ms bigint,
+                                            write_indexes bigint[], write_states jsonb,
+                                            pin_checkpoints bigint[], pin_events bigint[])
+returns void language plpgsql as $$
 declare
-  s text := p->>'s';
-  reducer text := p->>'reducer';
-  now_ms bigint := (p->>'now')::bigint;
   ci bigint;
   head_index bigint;
   writes jsonb;
@@ -801,11 +878,14 @@ begin
        for update
     ) head on true;
   -- A fold from before the latest clear describes a lifetime that is gone.
-  select coalesce(jsonb_agg(x order by (x->>'index')::bigint), '[]') into writes
-    from jsonb_array_elements(p->'writes') x
-   where (x->>'index')::bigint >= ci;
+  select coalesce(jsonb_agg(jsonb_build_object('index', w.up_to_index,
+                                                'state', write_states->(w.ord::integer - 1))
+                            order by w.up_to_index), '[]')
+    into writes
+    from unnest(write_indexes) with ordinality as w(up_to_index, ord)
+   where w.up_to_index >= ci;
   if jsonb_array_length(writes) = 0 then
-    return null;
+    return;
   end if;
   if head_index < ci then
     head_index := null;  -- A stale head counts as absent.
@@ -814,8 +894,9 @@ begin
   -- Pins on unfinished events of this lifetime; the event rows are locked, serializing with
   -- completions and dead-lettering that release pins.
   with requested as (
-    select (x->>'index')::bigint as up_to_index, pin::bigint as event_index
-      from jsonb_array_elements(writes) x, jsonb_array_elements_text(x->'pins') pin
+    select pin.up_to_index, pin.event_index
+      from unnest(pin_checkpoints, pin_events) as pin(up_to_index, event_index)
+     where pin.up_to_index >= ci
   ), events as materialized (
     select idx from a2_events
      where session_id = s
@@ -868,24 +949,19 @@ begin
       do update set up_to_index = excluded.up_to_index, state = excluded.state,
                     updated_at = excluded.updated_at;
   end if;
-  return null;
 end $$;
 
--- clear. p: {s, now, if_last|null, cause: {index, attempt}|null, marker_id, marker_type}
--- marker_type is the store's clear_event_type option (absent: 'a2.clear'), the one setting that
--- must match the TypeScript services sharing the database.
--- Returns {cleared, index, clear_index}.
-create or replace function a2_clear(p jsonb) returns jsonb
+-- clear. if_last: the conditional clear's expected head, or null; cause_index/cause_attempt:
+-- the clearing handler's attempt, or null. marker_type is the store's clear_event_type option
+-- (null: 'a2.clear'), the one setting that must match the TypeScript services sharing the
+-- database. Returns r_cleared, r_index (the head after) and r_clear_index.
+create or replace function a2_clear(s text, now_ms bigint, if_last bigint, cause_index bigint,
+                                    cause_attempt bigint, marker_id text, marker_type text,
+                                    out r_cleared boolean, out r_index bigint,
+                                    out r_clear_index bigint)
 language plpgsql as $$
 declare
-  s text := p->>'s';
-  now_ms bigint := (p->>'now')::bigint;
-  if_last bigint := (p->>'if_last')::bigint;
-  has_cause boolean := p->'cause' is not null and jsonb_typeof(p->'cause') <> 'null';
-  cause_index bigint := (p->'cause'->>'index')::bigint;
-  cause_attempt bigint := (p->'cause'->>'attempt')::bigint;
-  marker_id text := p->>'marker_id';
-  marker_type text := coalesce(p->>'marker_type', 'a2.clear');
+  has_cause boolean := cause_index is not null;
   head bigint;
   ci bigint;
   marker bigint;
@@ -911,26 +987,29 @@ begin
     end if;
   end if;
   if if_last is not null and ci = if_last + 1 then
-    return jsonb_build_object('cleared', true, 'index', head, 'clear_index', ci);
+    r_cleared := true; r_index := head; r_clear_index := ci;
+    return;
   end if;
   if if_last is not null and if_last <> head then
-    return jsonb_build_object('cleared', false, 'index', head, 'clear_index', ci);
+    r_cleared := false; r_index := head; r_clear_index := ci;
+    return;
   end if;
   if head = 0 or ci = head then
-    return jsonb_build_object('cleared', true, 'index', head, 'clear_index', ci);
+    r_cleared := true; r_index := head; r_clear_index := ci;
+    return;
   end if;
   marker := head + 1;
   begin
     insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, cause,
                            lane, lane_ready, processed_at)
-    values (s, marker, marker_id, marker_type, 'null'::jsonb, now_ms, null, null,
+    values (s, marker, marker_id, coalesce(marker_type, 'a2.clear'), 'null'::jsonb, now_ms, null, null,
             true, now_ms);
   exception when unique_violation then
     get stacked diagnostics v_constraint = constraint_name;
     if v_constraint = 'a2_events_event_id_key' then
       -- Q14: any row holding the id blocks the marker, even a stale one of this session.
-      raise exception using errcode = 'A2003',
-        message = format('the clear marker id ''%s'' already exists', marker_id);
+      perform a2_duplicate('marker_id_taken', jsonb_build_object('id', marker_id),
+        format('the clear marker id ''%s'' already exists', marker_id));
     end if;
     raise;
   end;
@@ -943,15 +1022,15 @@ begin
   insert into a2_clears (session_id, clear_index) values (s, marker)
   on conflict (session_id) do update set clear_index = excluded.clear_index;
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
-  return jsonb_build_object('cleared', true, 'index', marker, 'clear_index', marker);
+  r_cleared := true; r_index := marker; r_clear_index := marker;
 end $$;
 
--- reclaim. p: {s, batch}. Returns {deleted, done}. Rows other work holds are skipped, never
--- waited on, so deletion cannot join a deadlock; a later call takes them.
-create or replace function a2_reclaim(p jsonb) returns jsonb
+-- reclaim. batch_size: rows deleted at most. Returns r_deleted and r_done. Rows other work holds
+-- are skipped, never waited on, so deletion cannot join a deadlock; a later call takes them.
+create or replace function a2_reclaim(s text, batch_size bigint, out r_deleted bigint,
+                                      out r_done boolean)
 language plpgsql as $$
 declare
-  s text := p->>'s';
   ci bigint;
   deleted bigint;
   skipped bigint;
@@ -962,7 +1041,7 @@ begin
     select ctid as row_id from a2_events
      where session_id = s and idx < (select clear_index from boundary)
      order by idx
-     limit (p->>'batch')::integer
+     limit batch_size
      for update skip locked
   ), gone as (
     delete from a2_events event where event.ctid = any(array(select row_id from batch))
@@ -973,14 +1052,17 @@ begin
   )
   select (select count(*) from gone), (select clear_index from boundary) into deleted, ci;
   if ci = 0 then
-    return jsonb_build_object('deleted', 0, 'done', true);
+    r_deleted := 0; r_done := true;
+    return;
   end if;
   if deleted > 0 then
-    return jsonb_build_object('deleted', deleted, 'done', false);
+    r_deleted := deleted; r_done := false;
+    return;
   end if;
   if (select idx from a2_events where session_id = s and idx < ci order by idx limit 1)
      is not null then
-    return jsonb_build_object('deleted', 0, 'done', false);
+    r_deleted := 0; r_done := false;
+    return;
   end if;
   with pins as materialized (
     select ctid from a2_snapshot_pins
@@ -1009,22 +1091,21 @@ begin
        - (select count(*) from history)
        - (select count(*) from heads)
     into skipped;
-  return jsonb_build_object('deleted', 0, 'done', skipped = 0);
+  r_deleted := 0; r_done := skipped = 0;
 end $$;
 
--- patch_presence. p: {s, participant, state, ttl, now, source|null}. Returns the live map.
-create or replace function a2_patch_presence(p jsonb) returns jsonb
-language plpgsql as $$
-declare
-  s text := p->>'s';
-  now_ms bigint := (p->>'now')::bigint;
+-- patch_presence. new_state JSON null (or SQL null) removes the participant. Returns the live
+-- map as jsonb.
+create or replace function a2_patch_presence(s text, new_participant text, new_state jsonb,
+                                             ttl_ms bigint, now_ms bigint, new_source text)
+returns jsonb language plpgsql as $$
 begin
   delete from a2_presence where ns = s and expires_at <= now_ms;
-  if p->'state' is null or jsonb_typeof(p->'state') = 'null' then
-    delete from a2_presence where ns = s and participant = p->>'participant';
+  if new_state is null or jsonb_typeof(new_state) = 'null' then
+    delete from a2_presence where ns = s and participant = new_participant;
   else
     insert into a2_presence (ns, participant, state, source, expires_at)
-    values (s, p->>'participant', p->'state', p->>'source', now_ms + (p->>'ttl')::bigint)
+    values (s, new_participant, new_state, new_source, now_ms + ttl_ms)
     on conflict (ns, participant) do update
       set state = excluded.state, source = excluded.source, expires_at = excluded.expires_at;
   end if;

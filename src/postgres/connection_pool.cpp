@@ -15,59 +15,8 @@
 namespace a2::postgres::detail {
 namespace {
 
-// The primary line of a server error ("ERROR:  text\nCONTEXT: ..." -> "text").
-std::string primary_message(std::string_view what) {
-  auto nl = what.find('\n');
-  auto line = what.substr(0, nl);
-  for (std::string_view prefix : {"ERROR:  ", "FATAL:  ", "ERROR: ", "FATAL: "}) {
-    if (line.substr(0, prefix.size()) == prefix) {
-      line.remove_prefix(prefix.size());
-      break;
-    }
-  }
-  return std::string(line);
-}
-
-std::string context(std::string_view op) { return "a2 postgres " + std::string(op) + ": "; }
 
 }  // namespace
-
-void translate_current_exception(std::string_view op, bool sent) {
-  try {
-    throw;
-  } catch (const a2::Error&) {
-    throw;
-  } catch (const pqxx::sql_error& e) {
-    const std::string& state = e.sqlstate();
-    std::string message = primary_message(e.what());
-    // The contract's errors, raised by the functions of schema.sql.
-    if (state == "A2001") throw InvalidArgument(message);
-    if (state == "A2002") throw Unavailable(message);
-    if (state == "A2003") throw PartialDuplicateBatch(message);
-    if (state == "A2004") throw SupersededAttempt(message);
-    if (state == "A2005") throw SessionCleared(message);
-    // Deadlocks (40P01), serialization failures (40001), timeouts and anything unexpected.
-    throw Unavailable(context(op) + message + " (SQLSTATE " + state + ")");
-  } catch (const pqxx::broken_connection& e) {
-    if (sent)
-      throw Unavailable(context(op) +
-                            "the connection was lost after the request was sent; "
-                            "outcome unknown: " +
-                            primary_message(e.what()),
-                        true);
-    throw Unavailable(context(op) + "cannot connect: " + primary_message(e.what()));
-  } catch (const pqxx::in_doubt_error& e) {
-    throw Unavailable(context(op) + "outcome unknown: " + primary_message(e.what()), true);
-  } catch (const pqxx::statement_completion_unknown& e) {
-    throw Unavailable(context(op) + "outcome unknown: " + primary_message(e.what()), true);
-  } catch (const pqxx::failure& e) {
-    throw Unavailable(context(op) + primary_message(e.what()));
-  } catch (const std::exception& e) {
-    throw Unavailable(context(op) + e.what());
-  } catch (...) {
-    throw Unavailable(context(op) + "unknown failure");
-  }
-}
 
 // ── Connecting by a deadline ───────────────────────────────────────────────────────────────
 
@@ -213,10 +162,7 @@ bool ConnectionPool::connection_failed(pqxx::connection_base& conn) noexcept {
 }
 
 void ConnectionPool::timeout(std::string_view op) const {
-  throw Unavailable(context(op) + "no answer within the command timeout (" +
-                        std::to_string(settings_.command_timeout.count()) +
-                        " ms); the connection was closed; outcome unknown",
-                    true);
+  throw_timed_out(op, settings_.command_timeout);
 }
 
 }  // namespace a2::postgres::detail

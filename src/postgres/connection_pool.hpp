@@ -2,8 +2,8 @@
 #pragma once
 
 // The Postgres backend's connections: the shared pool (src/common/pool.hpp) of configured
-// libpqxx connections, the watchdog that enforces every call's deadline, and the one place where
-// libpqxx and SQL errors become a2::Error.
+// libpqxx connections and the watchdog that enforces every call's deadline. Failures become
+// a2::Error in postgres/errors.hpp.
 
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +22,7 @@
 
 #include "a2/errors.hpp"
 #include "common/pool.hpp"
+#include "postgres/errors.hpp"
 
 namespace a2::postgres::detail {
 
@@ -33,12 +34,6 @@ struct Settings {
   std::chrono::milliseconds command_timeout{35000};  // The deadline of every call.
   std::chrono::milliseconds pool_acquire_timeout{35000};
 };
-
-// Rethrows the exception being handled as an a2::Error: the contract errors raised by the SQL
-// functions (SQLSTATE A2001..A2005) as their types, every other failure as Unavailable.
-// `sent` says whether the request may have reached the server (a lost connection then leaves
-// the outcome unknown). Call only inside a catch block.
-[[noreturn]] void translate_current_exception(std::string_view op, bool sent);
 
 // libpqxx's connection policy for connecting by a deadline: PQconnectStart and PQconnectPoll
 // with poll() instead of the blocking PQconnectdb, so a server that accepts but does not answer

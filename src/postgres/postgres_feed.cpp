@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "a2/detail/constants.hpp"
-#include "a2/detail/json_text.hpp"
+#include "postgres/rows.hpp"
 
 namespace a2::postgres::detail {
 namespace {
@@ -25,18 +25,6 @@ constexpr auto kListenPoll = std::chrono::milliseconds(200);       // Stop laten
 constexpr auto kReconnectDelay = std::chrono::milliseconds(1000);  // After a lost LISTEN.
 
 }  // namespace
-
-Event event_from_row(const pqxx::row& row, pqxx::row::size_type first) {
-  Event e;
-  e.session_id = row[first].c_str();
-  e.index = row[first + 1].as<std::int64_t>();
-  e.id = row[first + 2].c_str();
-  e.type = row[first + 3].c_str();
-  e.payload =
-      row[first + 4].is_null() ? Json() : a2::detail::parse_stored_json(row[first + 4].c_str());
-  e.created_at = row[first + 5].as<std::int64_t>();
-  return e;
-}
 
 Notifier::Notifier(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
 
@@ -147,12 +135,8 @@ PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
 std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
   return pool_->run("feed", [&](pqxx::connection_base& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows =
-        tx.exec_prepared("a2_read_events_page", session_id_, cursor, a2::detail::kFeedPageSize);
-    std::vector<Event> out;
-    out.reserve(rows.size());
-    for (const auto& row : rows) out.push_back(event_from_row(row));
-    return out;
+    return events_of(
+        tx.exec_prepared("a2_read_events_page", session_id_, cursor, a2::detail::kFeedPageSize));
   });
 }
 

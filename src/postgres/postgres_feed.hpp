@@ -92,8 +92,4 @@ class PostgresFeed final : public Feed {
   std::atomic<bool> cancelled_{false};
 };
 
-// A public event from the columns (session_id, idx, event_id, event_type, payload text,
-// created_at) starting at column `first`.
-Event event_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
-
 }  // namespace a2::postgres::detail

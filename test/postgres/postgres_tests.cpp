@@ -137,7 +137,8 @@ TEST_CASE("clear maps the unique violation of a taken marker id to partial_dupli
   auto clears_before =
       sql_count(f, "select count(*) + coalesce(sum(clear_index), 0) from a2_clears");
   auto message = require_error(ErrorCode::partial_duplicate_batch, [&] { (void)clear(*f.store); });
-  REQUIRE(message == "the clear marker id '" + expected_marker + "' already exists");
+  REQUIRE(message ==
+          "a2 postgres clear: the clear marker id '" + expected_marker + "' already exists");
   REQUIRE(observe(*f.store, "s") == before);
   REQUIRE(sql_count(f, "select count(*) + coalesce(sum(clear_index), 0) from a2_clears") ==
           clears_before);
@@ -212,9 +213,8 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
   pqxx::work tx(conn);
   tx.exec("set local search_path to \"" + f.schema + "\"");
   tx.exec(
-      "select a2_append('{\"s\": \"s1\", \"now\": 1000000, \"origin\": null, \"events\": "
-      "[{\"id\": \"x\", \"type\": \"t\", \"payload\": null, \"cause\": null, "
-      "\"lane\": null, \"settled\": false}]}'::jsonb)");
+      "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
+      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false])");
   std::atomic<bool> finished{false};
   std::optional<a2::AppendResult> result;
   std::optional<std::string> error;
@@ -411,7 +411,8 @@ struct RowCount {
 };
 RowCount largest_row_count(const std::string& log, std::size_t from) {
   static const std::regex actual(R"(actual time=[0-9.]+\.\.[0-9.]+ rows=([0-9]+))");
-  static const std::regex removed(R"(Rows Removed by (?:Filter|Index Recheck|Join Filter): ([0-9]+))");
+  static const std::regex removed(
+      R"(Rows Removed by (?:Filter|Index Recheck|Join Filter): ([0-9]+))");
   std::string tail = log.substr(std::min(from, log.size()));
   RowCount largest;
   for (const auto* re : {&actual, &removed}) {
@@ -432,8 +433,7 @@ RowCount largest_row_count(const std::string& log, std::size_t from) {
 // their statements reach other rows by index lookups of the rows they selected
 // (`idx = any(array(...))`), not by joins the planner may turn into a hash join over the
 // session. auto_explain logs the actual rows of every nested statement's plan.
-TEST_CASE("writes touch only their rows whatever the statistics say",
-          "[plans][postgres]") {
+TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][postgres]") {
   PostgresServer server({"shared_preload_libraries=auto_explain", "auto_explain.log_min_duration=0",
                          "auto_explain.log_nested_statements=on", "auto_explain.log_analyze=on",
                          "autovacuum=off"});
@@ -476,8 +476,7 @@ TEST_CASE("writes touch only their rows whatever the statistics say",
                                 .ttl_ms = 30000,
                                 .expires_at_ms = std::nullopt});
   REQUIRE(renew.renewed == std::vector<std::int64_t>{20001});
-  auto done = f->complete_attempt(
-      {.session_id = "h", .index = 20001, .attempt = 1, .events = {}});
+  auto done = f->complete_attempt({.session_id = "h", .index = 20001, .attempt = 1, .events = {}});
   REQUIRE(done.verdict == a2::CompleteVerdict::completed);
   // The general append (a lane, a settled event, a cause), a lane handoff, a failure to dead
   // letter, dead_letters, redrive and a snapshot pin.
@@ -511,15 +510,13 @@ TEST_CASE("writes touch only their rows whatever the statistics say",
   REQUIRE(next.events.size() == 1);
   REQUIRE(next.events.at(0).index == 20003);  // Handed the lane.
   f->put_snapshots("h", "r", {{20002, Json{{"n", 1}}, {20003}}});
-  REQUIRE(f->fail_attempt({.session_id = "h",
-                           .index = 20003,
-                           .attempt = 1,
-                           .error = "boom",
-                           .max_failures = 1})
-              .verdict == a2::FailVerdict::dead_lettered);
+  REQUIRE(
+      f->fail_attempt(
+           {.session_id = "h", .index = 20003, .attempt = 1, .error = "boom", .max_failures = 1})
+          .verdict == a2::FailVerdict::dead_lettered);
   REQUIRE(f->dead_letters("h").size() == 1);
-  REQUIRE(f->redrive({.session_id = "h", .index = 20003, .action = a2::RedriveAction::skip})
-              .redriven);
+  REQUIRE(
+      f->redrive({.session_id = "h", .index = 20003, .action = a2::RedriveAction::skip}).redriven);
   REQUIRE(f->append("h", {}).has_pending);  // The empty append reads has_pending only.
   REQUIRE(clear(*f.store, "h").clear_index == 20007);
   const std::string log = server.log();

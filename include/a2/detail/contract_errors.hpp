@@ -33,8 +33,8 @@ inline std::string quoted_session(std::string_view session) {
 // invalid_argument: an index above the head or below the current lifetime.
 [[noreturn]] inline void throw_no_event(ErrorSite site, std::string_view session,
                                         std::int64_t index) {
-  throw InvalidArgument(error_prefix(site) + "no event at index " + std::to_string(index) +
-                        " in " + quoted_session(session));
+  throw InvalidArgument(error_prefix(site) + "no event at index " + std::to_string(index) + " in " +
+                        quoted_session(session));
 }
 
 // superseded_attempt: a cause whose attempt no longer owns its event.
@@ -49,8 +49,7 @@ inline std::string quoted_session(std::string_view session) {
 [[noreturn]] inline void throw_scheduled_work_cleared(ErrorSite site, std::string_view session,
                                                       std::int64_t origin_index) {
   throw SessionCleared(error_prefix(site) + "scheduled work from event " +
-                       std::to_string(origin_index) + " was cleared in " +
-                       quoted_session(session));
+                       std::to_string(origin_index) + " was cleared in " + quoted_session(session));
 }
 
 // partial_duplicate_batch: an id is owned by an event of another session.
@@ -83,6 +82,16 @@ inline std::string quoted_session(std::string_view session) {
   throw PartialDuplicateBatch(error_prefix(site) + "child event id '" + std::string(id) +
                               "' of event " + std::to_string(parent_index) +
                               " already belongs to another event in " + quoted_session(session));
+}
+
+// partial_duplicate_batch: the retry of a completion (its attempt already completed the event)
+// names other children than the completion recorded, or one of them is no longer the event's.
+[[noreturn]] inline void throw_completion_mismatch(ErrorSite site, std::string_view session,
+                                                   std::int64_t index, std::int64_t attempt) {
+  throw PartialDuplicateBatch(error_prefix(site) +
+                              "the children do not match the recorded completion of event " +
+                              std::to_string(index) + " by attempt " + std::to_string(attempt) +
+                              " in " + quoted_session(session));
 }
 
 // partial_duplicate_batch: the clear marker's id is taken.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "a2/detail/constants.hpp"
+#include "a2/detail/contract_errors.hpp"
 #include "a2/detail/json_text.hpp"
 #include "a2/detail/rows.hpp"
 #include "a2/errors.hpp"
@@ -53,8 +54,8 @@ struct MemoryReducer {
 // One session. Events of every lifetime not yet reclaimed live in `events`; the current lifetime
 // is the part with index >= clear_index.
 struct MemorySession {
-  std::int64_t head = 0;         // Highest index ever assigned.
-  std::int64_t clear_index = 0;  // Latest clear marker; 0 = never cleared.
+  std::int64_t head = 0;                       // Highest index ever assigned.
+  std::int64_t clear_index = 0;                // Latest clear marker; 0 = never cleared.
   std::map<std::int64_t, StoredEvent> events;  // Rows by index (clear_index never set here).
   // Unfinished events of the current lifetime (index > clear_index, processed_at null),
   // dead letters and lane-blocked events included. A clear empties it.
@@ -186,26 +187,21 @@ class MemoryStore final : public Store {
       auto it = core_->owners.find(*e.id);
       if (it == core_->owners.end()) continue;
       const MemoryOwner& owner = it->second;
-      if (owner.session_id != session_id)
-        throw PartialDuplicateBatch("event id '" + *e.id + "' already belongs to another session");
+      if (owner.session_id != session_id) throw_id_owned_elsewhere(site("append"), *e.id);
       if (owner.index < view.clear_index) continue;  // Below our own boundary: free again.
       owned.push_back(owner.index);
     }
     if (owned.size() == events.size()) return replay_append(session_id, view, events, owned);
     if (!owned.empty())
-      throw PartialDuplicateBatch(std::to_string(owned.size()) + " of the " +
-                                  std::to_string(events.size()) +
-                                  " event ids are already stored in session '" + session_id +
-                                  "'");
+      throw_some_ids_stored(site("append"), session_id, owned.size(), events.size());
 
     // 2. Origin: scheduled work from a cleared lifetime.
     if (options.origin_index && *options.origin_index <= view.clear_index)
-      throw SessionCleared("scheduled work from event " + std::to_string(*options.origin_index) +
-                           " was cleared in session '" + session_id + "'");
+      throw_scheduled_work_cleared(site("append"), session_id, *options.origin_index);
 
     // 3. Causes, each fully, in batch order (Q9).
     for (const auto& e : events)
-      if (e.cause) check_cause(session_id, view, *e.cause);
+      if (e.cause) check_cause("append", session_id, view, *e.cause);
 
     // 4. Write.
     MemorySession& s = core_->sessions[session_id];
@@ -215,8 +211,7 @@ class MemoryStore final : public Store {
       NewEvent& e = events[i];
       write_event(s,
                   new_row(session_id, base + 1 + static_cast<std::int64_t>(i), *e.id,
-                          std::move(e.type), std::move(e.payload), e.cause, e.lane, e.settled,
-                          now),
+                          std::move(e.type), std::move(e.payload), e.cause, e.lane, e.settled, now),
                   e.settled, now);
       result.events.push_back(s.events.at(base + 1 + static_cast<std::int64_t>(i)));
     }
@@ -385,7 +380,7 @@ class MemoryStore final : public Store {
 
     // 1-2. Boundary, then range.
     if (request.index <= clear_index) return superseded;
-    if (request.index > head) throw no_event(request.index, sid);
+    if (request.index > head) throw_no_event(site("complete_attempt"), sid, request.index);
     StoredEvent& parent = s->events.at(request.index);
 
     std::vector<std::string> child_ids;
@@ -395,17 +390,17 @@ class MemoryStore final : public Store {
     if (parent.processed_at) {
       if (parent.processed_by_attempt.value_or(0) != request.attempt) return superseded;
       if (!parent.returned_event_ids || *parent.returned_event_ids != child_ids)
-        throw completion_mismatch(request);
+        throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
       std::vector<StoredEvent> rows;
       const EventCause expected{request.index, request.attempt};
       for (const auto& id : child_ids) {
         auto owner = core_->owners.find(id);
         if (owner == core_->owners.end() || owner->second.session_id != sid ||
             owner->second.index < clear_index)
-          throw completion_mismatch(request);
+          throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
         auto row = s->events.find(owner->second.index);
         if (row == s->events.end() || row->second.id != id || row->second.cause != expected)
-          throw completion_mismatch(request);
+          throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
         rows.push_back(row->second);
       }
       std::sort(rows.begin(), rows.end(),
@@ -424,7 +419,7 @@ class MemoryStore final : public Store {
       auto owner = core_->owners.find(id);
       if (owner != core_->owners.end() &&
           (owner->second.session_id != sid || owner->second.index >= clear_index))
-        throw PartialDuplicateBatch("child event id '" + id + "' already exists");
+        throw_child_id_taken(site("complete_attempt"), sid, request.index, id);
     }
 
     // 7. Apply: settle the parent (lane handoff follows from ready_indexes), release its pins.
@@ -462,7 +457,8 @@ class MemoryStore final : public Store {
     const std::int64_t head = s ? s->head : 0;
 
     if (request.index <= clear_index) return {FailVerdict::superseded, 0};
-    if (request.index > head) throw no_event(request.index, request.session_id);
+    if (request.index > head)
+      throw_no_event(site("fail_attempt"), request.session_id, request.index);
     StoredEvent& e = s->events.at(request.index);
     if (e.processed_at || e.attempt_count != request.attempt)
       return {FailVerdict::superseded, e.failure_count};
@@ -598,7 +594,7 @@ class MemoryStore final : public Store {
     const std::int64_t clear_index = view.clear_index;
 
     // 2. Cause, before idempotency (Q15).
-    if (request.cause) check_cause(sid, view, *request.cause);
+    if (request.cause) check_cause("clear", sid, view, *request.cause);
     // 3. The same conditional clear already happened.
     if (request.if_last_index && clear_index == *request.if_last_index + 1)
       return {true, head, clear_index};
@@ -608,8 +604,7 @@ class MemoryStore final : public Store {
     if (head == 0 || clear_index == head) return {true, head, clear_index};
     // 6. The marker id must be unowned; any record counts, even a stale one of this session.
     const std::string marker_id = ids().next_id();
-    if (core_->owners.count(marker_id))
-      throw PartialDuplicateBatch("the clear marker id '" + marker_id + "' already exists");
+    if (core_->owners.count(marker_id)) throw_marker_id_taken(site("clear"), marker_id);
 
     // 7. Apply: the marker opens the new lifetime; the old pending work disappears.
     MemorySession& s = core_->sessions[sid];
@@ -715,32 +710,19 @@ class MemoryStore final : public Store {
     return it == core_->sessions.end() ? kEmpty : it->second;
   }
 
-  static InvalidArgument no_event(std::int64_t index, const std::string& session_id) {
-    return InvalidArgument("no event at index " + std::to_string(index) + " in session '" +
-                           session_id + "'");
-  }
-  static SupersededAttempt superseded_attempt(const EventCause& cause,
-                                              const std::string& session_id) {
-    return SupersededAttempt("attempt " + std::to_string(cause.attempt) +
-                             " no longer owns event " + std::to_string(cause.index) +
-                             " in session '" + session_id + "'");
-  }
-  static PartialDuplicateBatch completion_mismatch(const CompleteRequest& request) {
-    return PartialDuplicateBatch("the children do not match the recorded completion of event " +
-                                 std::to_string(request.index) + " by attempt " +
-                                 std::to_string(request.attempt) + " in session '" +
-                                 request.session_id + "'");
-  }
+  // Contract errors are worded by a2/detail/contract_errors.hpp, as on every backend.
+  static ErrorSite site(std::string_view op) { return ErrorSite{"memory", op}; }
 
   // The fence of a cause (docs/semantics.md#append step 3, #clear step 2): boundary, range,
   // attempt.
-  void check_cause(const std::string& session_id, const MemorySession& s,
+  void check_cause(std::string_view op, const std::string& session_id, const MemorySession& s,
                    const EventCause& cause) const {
-    if (cause.index <= s.clear_index) throw superseded_attempt(cause, session_id);
-    if (cause.index > s.head) throw no_event(cause.index, session_id);
+    if (cause.index <= s.clear_index)
+      throw_attempt_superseded(site(op), session_id, cause.index, cause.attempt);
+    if (cause.index > s.head) throw_no_event(site(op), session_id, cause.index);
     const StoredEvent& parent = s.events.at(cause.index);
     if (parent.attempt_count != cause.attempt || parent.failed_at)
-      throw superseded_attempt(cause, session_id);
+      throw_attempt_superseded(site(op), session_id, cause.index, cause.attempt);
   }
 
   // Stores a new row at row.index (which must be head + 1), records its id's owner, and either
@@ -784,9 +766,7 @@ class MemoryStore final : public Store {
       if (owned[i] != index || row == s.events.end() || row->second.id != *want.id ||
           row->second.type != want.type || row->second.lane != want.lane ||
           row->second.cause != want.cause)
-        throw PartialDuplicateBatch(
-            "the batch does not match the events already stored for its ids in session '" +
-            session_id + "'");
+        throw_replay_mismatch(site("append"), session_id);
       result.events.push_back(row->second);
     }
     result.has_pending = !s.pending.empty();
@@ -839,8 +819,7 @@ class MemoryStore final : public Store {
     const std::int64_t frontier = std::min(s.head, through_index.value_or(s.head));
     const std::int64_t after =
         std::max(result.snapshot ? result.snapshot->index : 0, s.clear_index - 1);
-    for (auto it = s.events.upper_bound(after); it != s.events.end() && it->first <= frontier;
-         ++it)
+    for (auto it = s.events.upper_bound(after); it != s.events.end() && it->first <= frontier; ++it)
       result.events.push_back(it->second);
     if (s.clear_index > 0) result.clear_index = s.clear_index;
     return result;

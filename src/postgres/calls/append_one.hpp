@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_append_one (sql/append_one.sql, sql/schema.sql): append of one
+// unsettled event without cause, lane or origin.
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "a2/detail/json_text.hpp"
+#include "a2/results.hpp"
+#include "a2/types.hpp"
+#include "postgres/rows.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct AppendOne {
+  static constexpr const char* kStatement = "a2_append_one";
+
+  std::string session_id;
+  std::int64_t now_ms = 0;
+  std::string id;
+  std::string type;
+  const Json* payload = nullptr;  // Borrowed from the request, which outlives the call.
+
+  // The new event's index, or (the id was taken) the result a2_append gives for the request.
+  struct Reply {
+    std::optional<std::int64_t> index;
+    AppendResult replayed;
+  };
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, now_ms, id, type,
+                            a2::detail::json_text(*payload));
+  }
+
+  // r_index, r_has_pending, then the rows (only when r_index is null).
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_index", "r_has_pending"});
+    const auto& row = rows.at(0);
+    if (!row[0].is_null()) return Reply{row[0].as<std::int64_t>(), {}};
+    return Reply{std::nullopt, AppendResult{stored_events_of(rows, 2), row[1].as<bool>()}};
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_claim_available (sql/claim_available.sql, sql/schema.sql).
+
+#include <cstdint>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "a2/results.hpp"
+#include "postgres/calls/params.hpp"
+#include "postgres/rows.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct ClaimAvailable {
+  static constexpr const char* kStatement = "a2_claim_available";
+  using Reply = ClaimResult;
+
+  std::string session_id;
+  std::string holder;
+  std::int64_t now_ms = 0;
+  std::int64_t expires_at_ms = 0;
+  std::vector<std::int64_t> exclude_indexes;
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, holder, now_ms, expires_at_ms,
+                            int_array(exclude_indexes));
+  }
+
+  // r_verdict, r_retry_at, r_clear_index, then the claimed rows.
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_verdict", "r_retry_at", "r_clear_index"});
+    const auto& row = rows.at(0);
+    const std::string verdict = row[0].c_str();
+    ClaimResult out;
+    if (verdict == "claimed") {
+      out.verdict = ClaimVerdict::claimed;
+      out.events = stored_events_of(rows, 3);
+      const auto clear_index = row[2].as<std::int64_t>();
+      if (clear_index > 0)
+        for (auto& e : out.events) e.clear_index = clear_index;
+    } else if (verdict == "busy") {
+      out.verdict = ClaimVerdict::busy;
+      out.retry_at = row[1].as<std::int64_t>();
+    } else if (verdict == "settled") {
+      out.verdict = ClaimVerdict::settled;
+    } else {
+      throw std::logic_error("unknown claim verdict '" + verdict + "'");
+    }
+    return out;
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

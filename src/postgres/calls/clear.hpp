@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_clear (sql/clear.sql, sql/schema.sql).
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "a2/results.hpp"
+#include "postgres/rows.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct Clear {
+  static constexpr const char* kStatement = "a2_clear";
+  using Reply = ClearResult;
+
+  std::string session_id;
+  std::int64_t now_ms = 0;
+  std::optional<std::int64_t> if_last_index;
+  std::optional<std::int64_t> cause_index;  // Both set or both empty.
+  std::optional<std::int64_t> cause_attempt;
+  std::string marker_id;
+  std::string marker_type;
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, now_ms, if_last_index, cause_index,
+                            cause_attempt, marker_id, marker_type);
+  }
+
+  // r_cleared, r_index, r_clear_index.
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_cleared", "r_index", "r_clear_index"}, true);
+    const auto& row = rows.at(0);
+    return ClearResult{row[0].as<bool>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()};
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

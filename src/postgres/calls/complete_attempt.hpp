@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_complete_attempt (sql/complete_attempt.sql, sql/schema.sql): the
+// children as parallel arrays.
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "a2/results.hpp"
+#include "a2/types.hpp"
+#include "postgres/calls/params.hpp"
+#include "postgres/rows.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct CompleteAttempt {
+  static constexpr const char* kStatement = "a2_complete_attempt";
+  using Reply = CompleteResult;
+
+  std::string session_id;
+  std::int64_t index = 0;
+  std::int64_t attempt = 0;
+  std::int64_t now_ms = 0;
+  std::vector<std::string> ids;
+  std::vector<std::string> types;
+  std::vector<const Json*> payloads;  // Borrowed from the request, which outlives the call.
+  std::vector<std::optional<std::string>> lanes;
+  std::vector<bool> settled;
+
+  // Every child's id is set (the base class assigned missing ones).
+  static CompleteAttempt of(const CompleteRequest& request, std::int64_t now_ms) {
+    CompleteAttempt call{
+        request.session_id, request.index, request.attempt, now_ms, {}, {}, {}, {}, {}};
+    for (const auto& c : request.events) {
+      call.ids.push_back(*c.id);
+      call.types.push_back(c.type);
+      call.payloads.push_back(&c.payload);
+      call.lanes.push_back(c.lane);
+      call.settled.push_back(c.settled);
+    }
+    return call;
+  }
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, index, attempt, now_ms, text_array(ids),
+                            text_array(types), json_array(payloads), text_array(lanes),
+                            bool_array(settled));
+  }
+
+  // r_verdict, then the children's rows.
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_verdict"});
+    const std::string verdict = rows.at(0)[0].c_str();
+    if (verdict == "superseded") return CompleteResult{CompleteVerdict::superseded, {}};
+    if (verdict != "completed")
+      throw std::logic_error("unknown completion verdict '" + verdict + "'");
+    return CompleteResult{CompleteVerdict::completed, stored_events_of(rows, 1)};
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The one decoding of event rows. Every statement that returns events (the reads of sql/, and
+// the write statements, which unnest the a2_events[] their function returns) selects the
+// columns below in this order, payload, cause and returned_event_ids as JSON text; the public
+// event columns are the first six of the stored ones. Decoders check the column names, so a
+// statement and its decoder that disagree fail every test that runs them.
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <pqxx/pqxx>
+#include <string_view>
+#include <vector>
+
+#include "a2/types.hpp"
+
+namespace a2::postgres::detail {
+
+// session_id, idx, event_id, event_type, payload, created_at.
+inline constexpr pqxx::row::size_type kEventColumnCount = 6;
+// The public columns, then the rest of a2_events but lane_ready.
+inline constexpr std::array<std::string_view, 21> kStoredColumns = {"session_id",
+                                                                    "idx",
+                                                                    "event_id",
+                                                                    "event_type",
+                                                                    "payload",
+                                                                    "created_at",
+                                                                    "cause",
+                                                                    "lane",
+                                                                    "processed_at",
+                                                                    "processed_by_attempt",
+                                                                    "returned_event_ids",
+                                                                    "first_claimed_at",
+                                                                    "last_claimed_at",
+                                                                    "attempt_count",
+                                                                    "claim_holder",
+                                                                    "claim_expires_at",
+                                                                    "failure_count",
+                                                                    "last_failed_at",
+                                                                    "last_failed_attempt",
+                                                                    "last_error",
+                                                                    "failed_at"};
+
+// Throws std::logic_error unless columns first.. of `rows` are named `names` (and, with
+// `exact`, no other column follows).
+void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
+                    const std::string_view* names, std::size_t count, bool exact = false);
+void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
+                    std::initializer_list<std::string_view> names, bool exact = false);
+// The public event columns at `first`.
+void expect_event_columns(const pqxx::result& rows, pqxx::row::size_type first);
+// The stored event columns at `first`, and nothing after them.
+void expect_stored_columns(const pqxx::result& rows, pqxx::row::size_type first);
+
+// A public event from the event columns starting at `first`.
+Event event_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+// The same columns with the payload left as its stored JSON text.
+SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+// A stored event from the stored columns starting at `first`.
+StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+
+// Every row's public events (a read statement's whole result), checking the columns.
+std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type first = 0);
+// Every row's stored event, skipping rows whose event columns are null (a write statement's
+// "no rows" row), checking the columns.
+std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first = 0);
+
+}  // namespace a2::postgres::detail
