@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys log count meta meta-split marker-id pending ready
+-- @argv session now if_last_index cause_index cause_attempt marker notify marker_type
 -- Clears a session (docs/semantics.md#clear): appends a clear marker at head + 1 and makes it the
 -- new boundary. The old lifetime's log moves aside in one RENAME (to p:S:cleared:<marker>, listed
 -- in p:S:cleared), so every read of the log starts at the marker, and its queues are unlinked, so

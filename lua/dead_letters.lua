@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys log count meta pending meta-split
+-- @argv
 -- Lists the dead letters of the current lifetime (docs/semantics.md#dead_letters), oldest first.
 -- Every unfinished event is in the pending set, so the scan is bounded by unfinished work, not
 -- history; only dead letters read their full columns.

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys count meta pending ready pins snapshot-pin-counts meta-split
+-- @argv index attempt error max_failures now
 -- Records a failure of a claimed attempt (docs/semantics.md#fail_attempt); dead-letters the event
 -- when the failure count reaches maxFailures.
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] pending  KEYS[4] ready  KEYS[5] snapshot-pins:<index>

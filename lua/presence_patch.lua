@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys presence
+-- @argv now participant state expires_at source
 -- Upserts or removes one participant of a session's presence and returns the live map
 -- (docs/semantics.md#patch_presence; the seed's presence scripts are hidden, so this layout is the
 -- library's own). Expired entries (expiresAt <= now) are pruned. Presence is not part of the event

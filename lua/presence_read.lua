@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys presence
+-- @argv now
 -- Returns the live presence map of a session and prunes expired entries (expiresAt <= now)
 -- (docs/semantics.md#read_presence; the seed's presence scripts are hidden, so this layout is the
 -- library's own).

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys snap snap-history count meta snapshot-pin-counts meta-split
+-- @argv now pin_prefix n {index checkpoint pins {pin}*pins}*n reducer
 -- Writes reducer checkpoints for one (session, reducer) and pins them to unfinished events
 -- (docs/semantics.md#put_snapshots steps 3-10). Writes from before the latest clear are dropped,
 -- and a head from before it is replaced as if absent (this reducer's history below the boundary is

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys snap snap-history count
+-- @argv cap
 -- Reads a reducer's checkpoint state for readState (docs/semantics.md#read_state) in one atomic
 -- step: the head, the checkpoint to fold from, the log frontier and the clear boundary. Checkpoints
 -- from before the boundary are ignored. The boundary key p:S:clear is derived from the count key.

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys moved-log count meta meta-split id*n
+-- @argv session pin_prefix n {index id}*n
 -- Deletes one reclaim batch (docs/semantics.md#reclaim): the listed entries below the latest clear
 -- and everything that names them (the 15 metadata suffixes, lane pointers naming them, their pin
 -- sets, and id records that still name exactly [session, index]: an id reused in the new

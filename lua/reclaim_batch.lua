@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys count
+-- @argv page_size
 -- Finds the next reclaim batch (docs/semantics.md#reclaim): a moved (cleared) log and up to a page
 -- of its [index, id] pairs, without payloads. Empty moved logs met on the way are deleted and
 -- removed from p:S:cleared; with none left it sweeps the old checkpoints and returns nothing, so a

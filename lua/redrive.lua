@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys count meta pending ready meta-split
+-- @argv index action now
 -- Redrives a dead letter (docs/semantics.md#redrive): 'retry' makes it claimable again (failedAt
 -- and the failure count removed; ready when unlaned or its lane's head), 'skip' settles it
 -- (processedAt = now) and hands its lane to the next unfinished event. Acts only on an

@@ -1,4 +1,6 @@
 -- SPDX-License-Identifier: MIT
+-- @keys count meta meta-split
+-- @argv holder now expires_at n {index attempt}*n
 -- Extends the leases of live claims held by `holder` (docs/semantics.md#renew_claims).
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] n, then per claim:

@@ -5,13 +5,12 @@
 #include <cmath>
 
 #include "a2/detail/json_text.hpp"
-
-#include "a2/detail/json_text.hpp"
+#include "redis/errors.hpp"
 
 namespace a2::redis::detail {
 
 void unexpected(std::string_view op, const std::string& what) {
-  throw Unavailable("a2 redis " + std::string(op) + ": unexpected reply: " + what);
+  fail(op, "unexpected reply: " + what);
 }
 
 std::string text(std::string_view op, const Reply& r) {
@@ -255,58 +254,6 @@ void apply_columns(std::string_view op, StoredEvent& e, const std::array<const R
   e.attempt_count = opt(10).value_or(0);
   e.failure_count = opt(11).value_or(0);
   e.last_error = str(12);
-}
-
-ClaimResult claim_result(std::string_view op, const std::string& session_id, const Reply& r) {
-  if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
-  const std::string verdict = text(op, r[0]);
-  ClaimResult result;
-  if (verdict == "settled") {
-    result.verdict = ClaimVerdict::settled;
-    return result;
-  }
-  if (verdict == "busy" && r.size() >= 2) {
-    result.verdict = ClaimVerdict::busy;
-    result.retry_at = number(op, r[1]);
-    return result;
-  }
-  if (verdict != "claimed" || r.size() < 2) unexpected(op, "unknown verdict '" + verdict + "'");
-  const auto count = number(op, r[1]);
-  if (count < 1 || r.size() < 2 + static_cast<std::size_t>(count) * 10)
-    unexpected(op, "short 'claimed' reply");
-  const auto n = static_cast<std::size_t>(count);
-  std::int64_t clear = 0;
-  if (r.size() > 2 + n * 10) clear = number(op, r[2 + n * 10]);
-  result.verdict = ClaimVerdict::claimed;
-  result.events.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t o = 2 + i * 10;
-    StoredEvent e = to_stored_event(op, session_id, r[o + 9]);
-    e.attempt_count = number(op, r[o]);
-    e.failure_count = r[o + 1].is_nil() ? 0 : number(op, r[o + 1]);
-    if (!r[o + 2].is_nil()) e.last_error = text(op, r[o + 2]);
-    e.first_claimed_at = optional_number(op, r[o + 3]);
-    e.last_claimed_at = optional_number(op, r[o + 4]);
-    e.last_failed_at = optional_number(op, r[o + 5]);
-    e.last_failed_attempt = optional_number(op, r[o + 6]);
-    e.claim_holder = text(op, r[o + 7]);
-    e.claim_expires_at = number(op, r[o + 8]);
-    if (clear > 0) e.clear_index = clear;
-    result.events.push_back(std::move(e));
-  }
-  return result;
-}
-
-RenewResult renew_result(std::string_view op, const Reply& r) {
-  if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
-  const auto renewed = number(op, r[0]);
-  if (renewed < 0 || r.size() < 1 + static_cast<std::size_t>(renewed))
-    unexpected(op, "short reply");
-  RenewResult result;
-  for (std::size_t i = 1; i < r.size(); ++i)
-    (i <= static_cast<std::size_t>(renewed) ? result.renewed : result.superseded)
-        .push_back(number(op, r[i]));
-  return result;
 }
 
 }  // namespace a2::redis::detail

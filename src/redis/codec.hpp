@@ -57,10 +57,4 @@ std::optional<EventCause> parse_cause(std::string_view op, const std::string& ra
 // The cause text an append stores, as JSON.stringify writes it: {"index":I,"attempt":A}.
 std::string cause_json(const EventCause& c);
 
-// Script replies of the work calls (lua/claim_available.lua, lua/renew_claims.lua). Total over
-// what the original package's data gives: numbers as integers or text, fractional times
-// (truncated), nil optional columns, payloads with lone surrogates. 'missing' is the caller's.
-ClaimResult claim_result(std::string_view op, const std::string& session_id, const Reply& r);
-RenewResult renew_result(std::string_view op, const Reply& r);
-
 }  // namespace a2::redis::detail

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "redis/codec.hpp"
+#include "redis/scripts/claim_available.hpp"
+#include "redis/scripts/renew_claims.hpp"
 
 namespace a2::redis_test {
 namespace {

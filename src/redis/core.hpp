@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// What a Redis store and its live feeds share (Core), the deadline of a store call, and the
+// backend's sizes.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "a2/detail/constants.hpp"
+#include "a2/redis.hpp"
+#include "redis/client.hpp"
+#include "redis/keys.hpp"
+
+namespace a2::redis::detail {
+
+using a2::detail::kFeedPageSize;
+using a2::detail::kReadPageSize;
+inline constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip.
+
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+
+// The deadline of the store call running on this thread (set by CallDeadline), so that every
+// connection a call acquires counts against the one deadline.
+inline thread_local std::optional<a2::detail::SteadyTime> t_call_deadline;
+
+// Sets the thread's call deadline for its lifetime, unless an outer call set one.
+class CallDeadline {
+ public:
+  explicit CallDeadline(std::chrono::milliseconds timeout) : owner_(!t_call_deadline) {
+    if (owner_) t_call_deadline = std::chrono::steady_clock::now() + timeout;
+  }
+  ~CallDeadline() {
+    if (owner_) t_call_deadline.reset();
+  }
+  CallDeadline(const CallDeadline&) = delete;
+  CallDeadline& operator=(const CallDeadline&) = delete;
+
+ private:
+  bool owner_;
+};
+
+// What a store and its feeds share; outlives the store while a feed holds it.
+struct Core {
+  Core(Endpoint endpoint, const Options& o)
+      : options(o),
+        keys{o.key_prefix},
+        pool("redis", o.pool_size, o.pool_acquire_timeout.value_or(o.command_timeout),
+             [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
+              command_timeout = o.command_timeout](a2::detail::SteadyTime deadline) {
+               // Connecting and its AUTH/SELECT count against the call's deadline too.
+               auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
+                                        deadline - std::chrono::steady_clock::now()),
+                                    std::chrono::milliseconds(1));
+               return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
+                                                   std::min(command_timeout, left));
+             }) {}
+
+  // A pooled connection for the calling thread's store call: its wait and every command it
+  // sends end by the call's deadline (command_timeout from the call's start).
+  Pool::Lease acquire(std::string_view op) {
+    const auto deadline =
+        t_call_deadline.value_or(std::chrono::steady_clock::now() + options.command_timeout);
+    auto lease = pool.acquire(op, deadline);
+    lease->set_deadline(deadline);
+    return lease;
+  }
+
+  Options options;
+  Keys keys;
+  Pool pool;
+  std::atomic<bool> closed{false};
+};
+
+}  // namespace a2::redis::detail

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+// Reads and paging of the Redis store (docs/redis-layout.md#reads): pipelined XRANGE pages
+// joined with HMGET of the metadata columns, the range-gap checks
+// (docs/redis-layout.md#range-gaps), and read_state's fold after read_state.lua.
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "redis/codec.hpp"
+#include "redis/scripts/read_state.hpp"
+#include "redis/store.hpp"
+#include "redis/test_hooks.hpp"
+
+namespace a2::redis::detail {
+namespace {
+
+std::string session_text(const std::string& s) { return "session '" + s + "'"; }
+
+void check_replies(std::string_view op, const std::vector<Reply>& replies) {
+  for (const auto& r : replies)
+    if (r.is_error()) fail(op, r.str);
+}
+
+// A stored count/split/boundary: absent = 0; else a safe non-negative integer.
+std::int64_t stored_index(std::string_view op, const Reply& r, const std::string& session_id,
+                          const char* name) {
+  if (r.is_nil()) return 0;
+  std::optional<std::int64_t> v;
+  if (r.type == Reply::Type::integer)
+    v = r.integer;
+  else if (r.is_string()) {
+    bool digits = !r.str.empty() && r.str.size() <= 16;
+    for (char ch : r.str) digits = digits && ch >= '0' && ch <= '9';
+    if (digits) v = parse_integer(r.str);
+  }
+  if (!v || *v < 0 || *v > kMaxSafeInteger)
+    fail(op, std::string("redis ") + name + " for " + session_text(session_id) + " is invalid");
+  return *v;
+}
+
+struct Bounds {
+  std::int64_t frontier = 0;
+  std::int64_t split = 0;
+  std::int64_t clear = 0;
+};
+
+Bounds read_bounds(Connection& c, const Keys& k, std::string_view op, const std::string& s) {
+  Reply r = c.command(op, {"MGET", k.count(s), k.meta_split(s), k.clear(s)});
+  if (r.is_error()) fail(op, r.str);
+  if (!r.is_array() || r.size() != 3) unexpected(op, "bad MGET reply");
+  Bounds b;
+  b.frontier = stored_index(op, r[0], s, "event count");
+  b.split = r[1].is_nil() ? b.frontier : stored_index(op, r[1], s, "metadata split");
+  b.clear = stored_index(op, r[2], s, "clear boundary");
+  return b;
+}
+
+std::vector<Event> events_of(std::string_view op, const std::string& s, const Reply& r) {
+  if (r.is_error()) fail(op, r.str);
+  if (!r.is_array()) unexpected(op, "expected an array");
+  std::vector<Event> out;
+  out.reserve(r.size());
+  for (const auto& entry : r.elements) out.push_back(to_event(op, s, entry));
+  return out;
+}
+
+[[noreturn]] void gap(std::string_view op, const std::string& s, const std::string& what) {
+  throw RangeGap(prefix(op) + "the event range of " + session_text(s) + " " + what);
+}
+
+}  // namespace
+
+std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
+    std::string_view op, const std::string& s, std::int64_t after,
+    std::optional<std::int64_t> through) {
+  if (through && *through <= after) return {{}, 0};
+  auto lease = core_->acquire(op);
+  Bounds b = read_bounds(*lease, k(), op, s);
+  run_test_hook("read_bounds", s);
+  const std::int64_t frontier = std::min(through.value_or(b.frontier), b.frontier);
+  const std::int64_t first = std::max(after, b.clear - 1) + 1;  // Reads start at the marker.
+  std::vector<StoredEvent> rows;
+  if (frontier < first) return {std::move(rows), b.clear};
+  rows.reserve(static_cast<std::size_t>(frontier - first + 1));
+
+  constexpr std::size_t kColumns = kMetaSuffixes.size();
+  struct Lookup {
+    std::size_t reply;  // Index of its HMGET reply.
+    std::vector<std::int64_t> indexes;
+  };
+  struct Page {
+    std::int64_t first, last;
+    std::size_t xrange;
+    std::vector<Lookup> lookups;
+  };
+  std::int64_t next = first;
+  while (next <= frontier) {
+    // Up to kReadConcurrency pages per round trip: each page is one XRANGE plus one HMGET per
+    // metadata hash its (dense, hence predictable) indexes live in.
+    std::vector<Argv> commands;
+    std::vector<Page> pages;
+    for (std::int64_t p = 0; p < kReadConcurrency && next <= frontier; ++p) {
+      Page page{next, std::min(next + kReadPageSize - 1, frontier), commands.size(), {}};
+      commands.push_back({"XRANGE", k().log(s), str(page.first) + "-0", str(page.last) + "-0",
+                          "COUNT", str(kReadPageSize)});
+      std::map<std::string, std::size_t> by_key;
+      for (std::int64_t i = page.first; i <= page.last; ++i) {
+        std::string key = i <= b.split ? k().meta(s) : k().meta_chunk(s, i);
+        auto [it, added] = by_key.try_emplace(key, page.lookups.size());
+        if (added) page.lookups.push_back({0, {}});
+        page.lookups[it->second].indexes.push_back(i);
+      }
+      for (auto& [key, at] : by_key) {
+        auto& lookup = page.lookups[at];
+        Argv hmget{"HMGET", key};
+        hmget.reserve(2 + lookup.indexes.size() * kColumns);
+        for (auto i : lookup.indexes)
+          for (const char* suffix : kMetaSuffixes) hmget.push_back(str(i) + ":" + suffix);
+        lookup.reply = commands.size();
+        commands.push_back(std::move(hmget));
+      }
+      pages.push_back(std::move(page));
+      next = pages.back().last + 1;
+    }
+    auto replies = lease->pipeline(op, commands);  // Every reply is read before any check.
+    check_replies(op, replies);
+    for (const auto& page : pages) {
+      const Reply& entries = replies[page.xrange];
+      if (!entries.is_array()) unexpected(op, "XRANGE did not return an array");
+      const auto expected = static_cast<std::size_t>(page.last - page.first + 1);
+      if (entries.size() == 0) gap(op, s, "ended before index " + str(frontier));
+      for (std::size_t at = 0; at < entries.size(); ++at) {
+        StoredEvent e = to_stored_event(op, s, entries[at]);
+        if (e.index != page.first + static_cast<std::int64_t>(at)) gap(op, s, "is not contiguous");
+        rows.push_back(std::move(e));
+      }
+      if (entries.size() != expected) gap(op, s, "ended before index " + str(frontier));
+      // Join the metadata columns.
+      std::size_t base = rows.size() - expected;
+      for (const auto& lookup : page.lookups) {
+        const Reply& values = replies[lookup.reply];
+        if (!values.is_array() || values.size() != lookup.indexes.size() * kColumns)
+          unexpected(op, "bad HMGET reply");
+        for (std::size_t n = 0; n < lookup.indexes.size(); ++n) {
+          std::array<const Reply*, kColumns> columns{};
+          for (std::size_t c = 0; c < kColumns; ++c) columns[c] = &values[n * kColumns + c];
+          auto& row = rows[base + static_cast<std::size_t>(lookup.indexes[n] - page.first)];
+          apply_columns(op, row, columns);
+        }
+      }
+    }
+  }
+  return {std::move(rows), b.clear};
+}
+
+std::vector<Event> RedisStore::read_event_range(Connection& c, std::string_view op,
+                                                const std::string& s, std::int64_t after,
+                                                std::int64_t through) {
+  std::vector<Event> events;
+  if (through <= after) return events;
+  events.reserve(static_cast<std::size_t>(through - after));
+  std::int64_t next = after + 1;
+  while (next <= through) {
+    std::vector<Argv> commands;
+    std::vector<std::pair<std::int64_t, std::int64_t>> pages;
+    for (std::int64_t p = 0; p < kReadConcurrency && next <= through; ++p) {
+      std::int64_t last = std::min(next + kReadPageSize - 1, through);
+      commands.push_back(
+          {"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT", str(kReadPageSize)});
+      pages.emplace_back(next, last);
+      next = last + 1;
+    }
+    auto replies = c.pipeline(op, commands);
+    check_replies(op, replies);
+    for (std::size_t p = 0; p < pages.size(); ++p) {
+      auto page = events_of(op, s, replies[p]);
+      if (page.empty()) gap(op, s, "ended before index " + str(through));
+      for (std::size_t at = 0; at < page.size(); ++at)
+        if (page[at].index != pages[p].first + static_cast<std::int64_t>(at) ||
+            page[at].index > through)
+          gap(op, s, "is not contiguous");
+      if (static_cast<std::int64_t>(page.size()) != pages[p].second - pages[p].first + 1)
+        gap(op, s, "ended before index " + str(through));
+      for (auto& e : page) events.push_back(std::move(e));
+    }
+  }
+  return events;
+}
+
+std::vector<StoredEvent> RedisStore::do_read(const std::string& s, const ReadOptions& o) {
+  return guard("read", [&] {
+    return retry_after_gap(
+        [&] { return read_stored_range("read", s, o.after_index, o.through_index).first; });
+  });
+}
+
+std::vector<Event> RedisStore::do_read_history(const std::string& s, const ReadOptions& o) {
+  constexpr std::string_view op = "read_history";
+  return guard(op, [&] {
+    return retry_after_gap([&] {
+      auto lease = core_->acquire(op);
+      Reply r = lease->command(op, {"MGET", k().count(s), k().clear(s)});
+      if (r.is_error()) fail(op, r.str);
+      if (!r.is_array() || r.size() != 2) unexpected(op, "bad MGET reply");
+      std::int64_t frontier = stored_index(op, r[0], s, "event count");
+      std::int64_t clear = stored_index(op, r[1], s, "clear boundary");
+      run_test_hook("read_bounds", s);
+      return read_event_range(*lease, op, s, std::max(o.after_index, clear - 1),
+                              std::min(o.through_index.value_or(frontier), frontier));
+    });
+  });
+}
+
+std::optional<std::vector<Event>> RedisStore::do_read_tail(const std::string& s, std::int64_t from,
+                                                           std::optional<std::int64_t> through) {
+  constexpr std::string_view op = "read_tail";
+  return guard(op, [&]() -> std::optional<std::vector<Event>> {
+    auto lease = core_->acquire(op);
+    Reply r = lease->command(op, {"XREVRANGE", k().log(s), through ? str(*through) + "-0" : "+",
+                                  str(from) + "-0", "COUNT", str(kReadPageSize)});
+    auto page = events_of(op, s, r);
+    std::reverse(page.begin(), page.end());
+    for (std::size_t at = 1; at < page.size(); ++at)
+      if (page[at].index != page[at - 1].index + 1)
+        fail(op, "the event range of " + session_text(s) + " is not contiguous");
+    if (page.empty() || page.front().index <= from) return page;
+    return std::nullopt;
+  });
+}
+
+std::vector<Event> RedisStore::do_read_events(const std::string& s, std::int64_t after) {
+  constexpr std::string_view op = "read_events";
+  return guard(op, [&] {
+    auto lease = core_->acquire(op);
+    Reply r = lease->command(
+        op, {"XRANGE", k().log(s), str(after + 1) + "-0", "+", "COUNT", str(kReadPageSize)});
+    return events_of(op, s, r);
+  });
+}
+
+std::vector<SerializedEvent> RedisStore::feed_page(Core& core, const std::string& s,
+                                                   std::int64_t after) {
+  constexpr std::string_view op = "read_feed_page";
+  auto lease = core.acquire(op);
+  Reply r = lease->command(
+      op, {"XRANGE", core.keys.log(s), str(after + 1) + "-0", "+", "COUNT", str(kFeedPageSize)});
+  if (r.is_error()) fail(op, r.str);
+  if (!r.is_array()) unexpected(op, "expected an array");
+  std::vector<SerializedEvent> out;
+  out.reserve(r.size());
+  for (const auto& entry : r.elements) out.push_back(to_serialized_event(op, s, entry));
+  return out;
+}
+
+std::vector<SerializedEvent> RedisStore::do_read_feed_page(const std::string& s,
+                                                           std::int64_t after) {
+  return guard("read_feed_page", [&] { return feed_page(*core_, s, after); });
+}
+
+StateResult RedisStore::do_read_state(const std::string& s, const std::string& reducer,
+                                      const StateOptions& options) {
+  constexpr std::string_view op = "read_state";
+  return guard(op, [&] {
+    return retry_after_gap([&] {
+      auto lease = core_->acquire(op);
+      const auto cap =
+          options.snapshot_through_index ? options.snapshot_through_index : options.through_index;
+      const auto state = scripts::ReadState::decode(
+          op, s, scripts::run(*lease, op, k(), scripts::ReadState{s, reducer, cap}));
+      StateResult result;
+      result.head_index = state.head_index;
+      result.snapshot = state.checkpoint;
+      const std::int64_t frontier =
+          std::min(state.count, options.through_index.value_or(state.count));
+      // The fold starts at the latest clear marker when no checkpoint is newer.
+      const std::int64_t after =
+          std::max(state.checkpoint ? state.checkpoint->index : 0, state.clear - 1);
+      result.events = read_event_range(*lease, op, s, after, frontier);
+      if (state.clear > 0) result.clear_index = state.clear;
+      return result;
+    });
+  });
+}
+
+std::vector<StateResult> RedisStore::do_read_states(const std::string& reducer,
+                                                    const std::vector<StateRequest>& requests) {
+  std::vector<StateResult> out;
+  out.reserve(requests.size());
+  for (const auto& r : requests)
+    out.push_back(do_read_state(
+        r.session_id, reducer,
+        {.through_index = r.through_index, .snapshot_through_index = r.snapshot_through_index}));
+  return out;
+}
+
+}  // namespace a2::redis::detail

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Typed caller of lua/append.lua (docs/semantics.md#append).
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "a2/types.hpp"
+#include "redis/scripts/script.hpp"
+
+namespace a2::redis::detail::scripts {
+
+struct Append {
+  static constexpr std::string_view kKeys = "log count meta pending ready meta-split id*n";
+  static constexpr std::string_view kArgv =
+      "session now n {id type payload cause lane settled}*n notify origin";
+  static const a2::detail::EmbeddedText& script();
+
+  std::string_view session;
+  std::int64_t now = 0;
+  std::span<const NewEvent> events;  // Every id set.
+  std::optional<std::int64_t> origin_index;
+
+  Call encode(const Keys& k) const;
+
+  enum class Verdict { empty, ok, dup, partial, foreign, no_parent, superseded, cleared };
+  struct Result {
+    Verdict verdict = Verdict::empty;
+    bool has_pending = false;       // empty, ok, dup.
+    std::int64_t first_index = 0;   // ok: the first new index; dup: the lowest stored index.
+    std::int64_t stored_count = 0;  // partial: how many of the ids are stored.
+    std::string id;                 // foreign: the id owned by another session.
+    std::int64_t index = 0;         // no_parent, superseded: the cause; cleared: the origin.
+  };
+  // A reply after the script wrote ('ok') that cannot be decoded is outcome-unknown.
+  static Result decode(std::string_view op, const Reply& r);
+};
+
+}  // namespace a2::redis::detail::scripts

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#include "redis/scripts/script.hpp"
+
+#include "redis/errors.hpp"
+
+namespace a2::redis::detail::scripts {
+
+Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
+                 const Call& call) {
+  Argv argv;
+  argv.reserve(3 + call.keys.size() + call.argv.size());
+  argv.emplace_back("EVALSHA");
+  argv.emplace_back(script.sha1);
+  argv.push_back(std::to_string(call.keys.size()));
+  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
+  argv.insert(argv.end(), call.argv.begin(), call.argv.end());
+  Reply reply = c.command(op, argv);
+  if (reply.is_error() && reply.str.rfind("NOSCRIPT", 0) == 0) {
+    Reply loaded = c.command(op, {"SCRIPT", "LOAD", std::string(script.text)});
+    if (loaded.is_error())
+      fail(op, "SCRIPT LOAD " + std::string(script.name) + " failed: " + loaded.str);
+    if (loaded.str != script.sha1)
+      fail(op, "the server hashed script " + std::string(script.name) + " to " + loaded.str +
+                   ", not " + std::string(script.sha1));
+    reply = c.command(op, argv);
+  }
+  if (reply.is_error()) fail(op, "script " + std::string(script.name) + " failed: " + reply.str);
+  return reply;
+}
+
+}  // namespace a2::redis::detail::scripts

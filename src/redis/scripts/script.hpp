@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed seam between C++ and the Lua scripts of lua/ (docs/redis-layout.md#scripts). Each
+// script has one typed caller in src/redis/scripts/<script>.hpp: a struct of its arguments that
+// encodes itself into KEYS and ARGV (encode), the script's reply decoded into a typed result
+// (decode), and the script's declared signature (kKeys, kArgv), which must equal the
+// `-- @keys` / `-- @argv` header lines of the script; test/redis/script_signature_test.cpp checks
+// that, and that every encoding fits it. Nothing outside these callers addresses a script's
+// arguments or reply by position.
+//
+// Signature grammar (the script's header and kKeys/kArgv alike): names separated by spaces;
+// `name*count` is that many values, `{ ... }*count` that many groups, where count is the value
+// of an earlier ARGV of that name.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/embedded.hpp"
+#include "redis/client.hpp"
+#include "redis/keys.hpp"
+
+namespace a2::redis::detail::scripts {
+
+// One script invocation's KEYS and ARGV.
+struct Call {
+  Argv keys;
+  Argv argv;
+};
+
+// Runs a script by SHA (one round trip). On NOSCRIPT (the server's script cache was flushed or
+// restarted) it loads the text and retries once: the one place script text is ever sent. An
+// error reply (a Lua error) is a store failure.
+Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
+                 const Call& call);
+
+// Runs the typed call `args` (a struct of src/redis/scripts/) and returns its raw reply, for
+// Args::decode.
+template <class Args>
+Reply run(Connection& c, std::string_view op, const Keys& keys, const Args& args) {
+  return run_script(c, op, Args::script(), args.encode(keys));
+}
+
+inline std::string decimal(std::int64_t v) { return std::to_string(v); }
+inline std::string flag(bool v) { return v ? "1" : "0"; }
+
+}  // namespace a2::redis::detail::scripts

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// The writes of the Redis store that add to or cut the log: append, complete_attempt (with the
+// replay of a retried call), put_snapshots, clear and reclaim. Each is one script through its
+// typed caller (src/redis/scripts/); the verdicts become results or the contract's errors here.
+
+#include "a2/detail/rows.hpp"
+#include "redis/codec.hpp"
+#include "redis/scripts/append.hpp"
+#include "redis/scripts/clear.hpp"
+#include "redis/scripts/complete_attempt.hpp"
+#include "redis/scripts/put_snapshots.hpp"
+#include "redis/scripts/reclaim.hpp"
+#include "redis/store.hpp"
+#include "redis/test_hooks.hpp"
+
+namespace a2::redis::detail {
+
+using a2::detail::throw_attempt_superseded;
+using a2::detail::throw_child_id_taken;
+using a2::detail::throw_id_owned_elsewhere;
+using a2::detail::throw_marker_id_taken;
+using a2::detail::throw_no_event;
+using a2::detail::throw_replay_mismatch;
+using a2::detail::throw_scheduled_work_cleared;
+using a2::detail::throw_some_ids_stored;
+
+void RedisStore::match_replay(std::string_view op, const std::string& s,
+                              const std::vector<Requested>& wanted,
+                              const std::vector<StoredEvent>& rows) {
+  bool ok = rows.size() == wanted.size();
+  for (std::size_t i = 0; ok && i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const auto& w = wanted[i];
+    ok = r.id == w.id && r.type == w.type && r.lane == w.lane && r.cause == w.cause &&
+         (i == 0 || r.index == rows[i - 1].index + 1);
+  }
+  if (!ok) throw_replay_mismatch(site(op), s);
+}
+
+// ── Append ─────────────────────────────────────────────────────────────────────────────────
+
+AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> events,
+                                   const AppendOptions& options) {
+  constexpr std::string_view op = "append";
+  return guard(op, [&] {
+    using V = scripts::Append::Verdict;
+    const std::int64_t now = clock().now_ms();
+    const auto n = static_cast<std::int64_t>(events.size());
+    const auto reply = scripts::Append::decode(
+        op, script(op, scripts::Append{s, now, events, options.origin_index}));
+    switch (reply.verdict) {
+      case V::empty:
+        return AppendResult{{}, reply.has_pending};
+      case V::ok: {
+        AppendResult result{{}, reply.has_pending};
+        result.events.reserve(events.size());
+        for (std::size_t i = 0; i < events.size(); ++i) {
+          auto& e = events[i];
+          result.events.push_back(a2::detail::new_row(
+              s, reply.first_index + static_cast<std::int64_t>(i), *e.id, std::move(e.type),
+              std::move(e.payload), e.cause, std::move(e.lane), e.settled, now));
+        }
+        return result;
+      }
+      case V::dup: {
+        run_test_hook("append_replay", s);
+        // A valid retry occupies exactly n consecutive indexes.
+        const std::int64_t first = reply.first_index;
+        auto [rows, clear] =
+            retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
+        if (first < clear)
+          fail(op, "session '" + s + "' was cleared while an append retry replayed; retry it");
+        std::vector<Requested> wanted;
+        for (const auto& e : events) wanted.push_back({*e.id, e.type, e.lane, e.cause});
+        match_replay(op, s, wanted, rows);
+        return AppendResult{std::move(rows), reply.has_pending};
+      }
+      case V::partial:
+        throw_some_ids_stored(site(op), s, static_cast<std::size_t>(reply.stored_count),
+                              events.size());
+      case V::foreign:
+        throw_id_owned_elsewhere(site(op), reply.id);
+      case V::no_parent:
+        throw_no_event(site(op), s, reply.index);
+      case V::superseded: {
+        std::int64_t attempt = 0;
+        for (const auto& e : events)
+          if (e.cause && e.cause->index == reply.index) {
+            attempt = e.cause->attempt;
+            break;
+          }
+        throw_attempt_superseded(site(op), s, reply.index, attempt);
+      }
+      case V::cleared:
+        throw_scheduled_work_cleared(site(op), s, reply.index);
+    }
+    unexpected(op, "unknown verdict");
+  });
+}
+
+// ── Completion ─────────────────────────────────────────────────────────────────────────────
+
+CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
+  constexpr std::string_view op = "complete_attempt";
+  return guard(op, [&] {
+    using V = scripts::CompleteAttempt::Verdict;
+    const std::int64_t now = clock().now_ms();
+    const auto& s = q.session_id;
+    const auto reply = scripts::CompleteAttempt::decode(
+        op, script(op, scripts::CompleteAttempt{s, now, q.index, q.attempt, q.events}));
+    const EventCause cause{q.index, q.attempt};
+    switch (reply.verdict) {
+      case V::superseded:
+        return CompleteResult{CompleteVerdict::superseded, {}};
+      case V::missing:
+        throw_no_event(site(op), s, q.index);
+      case V::partial:
+        if (reply.owned_id) throw_child_id_taken(site(op), s, q.index, *reply.owned_id);
+        throw_replay_mismatch(site(op), s);
+      case V::ok: {
+        CompleteResult result{CompleteVerdict::completed, {}};
+        for (std::size_t i = 0; i < q.events.size(); ++i) {
+          const auto& c = q.events[i];
+          result.events.push_back(
+              a2::detail::new_row(s, *reply.first_index + static_cast<std::int64_t>(i), *c.id,
+                                  c.type, c.payload, cause, c.lane, c.settled, now));
+        }
+        return result;
+      }
+      case V::dup: {
+        const auto n = static_cast<std::int64_t>(q.events.size());
+        if (n == 0) return CompleteResult{CompleteVerdict::completed, {}};
+        if (!reply.first_index) unexpected(op, "short 'dup' reply");
+        const std::int64_t first = *reply.first_index;
+        run_test_hook("complete_replay", s);
+        auto [rows, clear] =
+            retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
+        // Cleared after the script matched the retry.
+        if (q.index <= clear) return CompleteResult{CompleteVerdict::superseded, {}};
+        std::vector<Requested> wanted;
+        for (const auto& c : q.events) wanted.push_back({*c.id, c.type, c.lane, cause});
+        match_replay(op, s, wanted, rows);
+        return CompleteResult{CompleteVerdict::completed, std::move(rows)};
+      }
+    }
+    unexpected(op, "unknown verdict");
+  });
+}
+
+// ── Snapshots ──────────────────────────────────────────────────────────────────────────────
+
+void RedisStore::do_put_snapshots(const std::string& s, const std::string& reducer,
+                                  std::vector<SnapshotWrite> writes) {
+  constexpr std::string_view op = "put_snapshots";
+  guard(op, [&] {
+    script(op, scripts::PutSnapshots{s, reducer, clock().now_ms(), writes});
+    return 0;
+  });
+}
+
+// ── Clear and reclaim ──────────────────────────────────────────────────────────────────────
+
+ClearResult RedisStore::do_clear(const ClearRequest& q) {
+  constexpr std::string_view op = "clear";
+  return guard(op, [&] {
+    using V = scripts::Clear::Verdict;
+    const auto& s = q.session_id;
+    const std::int64_t now = clock().now_ms();
+    const std::string marker = ids().next_id();
+    const auto reply = scripts::Clear::decode(
+        op, script(op, scripts::Clear{s, now, q.if_last_index, q.cause, marker,
+                                      core_->options.clear_event_type}));
+    switch (reply.verdict) {
+      case V::superseded:
+        throw_attempt_superseded(site(op), s, q.cause ? q.cause->index : 0,
+                                 q.cause ? q.cause->attempt : 0);
+      case V::no_parent:
+        throw_no_event(site(op), s, reply.cause_index.value_or(q.cause ? q.cause->index : 0));
+      case V::foreign:
+        throw_marker_id_taken(site(op), marker);
+      case V::ok:
+        return ClearResult{reply.cleared, reply.head, reply.boundary};
+    }
+    unexpected(op, "unknown verdict");
+  });
+}
+
+ReclaimResult RedisStore::do_reclaim(const std::string& s) {
+  constexpr std::string_view op = "reclaim";
+  return guard(op, [&] {
+    auto lease = core_->acquire(op);
+    const auto batch = scripts::ReclaimBatch::decode(
+        op, scripts::run(*lease, op, k(), scripts::ReclaimBatch{s, a2::detail::kReclaimBatchSize}));
+    if (!batch.moved_log) return ReclaimResult{0, true};
+    const auto reply = scripts::Reclaim::decode(
+        op, scripts::run(*lease, op, k(), scripts::Reclaim{s, *batch.moved_log, &batch.entries}));
+    return ReclaimResult{reply.removed, reply.done};
+  });
+}
+
+}  // namespace a2::redis::detail

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+// The Lua fast paths (append, claim_available, complete_attempt: `local FAST_PATH = true`) are
+// equal to the general paths: every call below runs on two databases of the shared server, with
+// the production script (EVALSHA) on one and a copy whose FAST_PATH line is false (EVAL) on the
+// other, from the same state and with the same arguments; the replies and every stored key
+// (DUMP) must be equal after each call. The calls cover the fast paths and each hand-off to the
+// general path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes,
+// exclusions, settled events).
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "redis/scripts/append.hpp"
+#include "redis/scripts/claim_available.hpp"
+#include "redis/scripts/complete_attempt.hpp"
+#include "redis/scripts/fail_attempt.hpp"
+#include "support.hpp"
+
+namespace {
+
+namespace scripts = a2::redis::detail::scripts;
+using a2::redis::detail::Argv;
+using a2::redis::detail::Connection;
+using a2::redis::detail::Endpoint;
+using a2::redis::detail::Keys;
+using a2::redis::detail::Reply;
+
+constexpr int kProductionDb = 11;
+constexpr int kGeneralDb = 12;
+
+std::unique_ptr<Connection> connect(int db) {
+  Endpoint e;
+  e.host = "127.0.0.1";
+  e.port = a2::test::RedisServer::shared().port();
+  e.db = db;
+  auto c = std::make_unique<Connection>(e, std::chrono::milliseconds(5000),
+                                        std::chrono::milliseconds(10000));
+  return c;
+}
+
+std::string render(const Reply& r) {
+  switch (r.type) {
+    case Reply::Type::nil:
+      return "nil";
+    case Reply::Type::integer:
+      return "i" + std::to_string(r.integer);
+    case Reply::Type::error:
+      return "error:" + r.str;
+    case Reply::Type::array: {
+      std::string out = "[";
+      for (const auto& e : r.elements) out += render(e) + ",";
+      return out + "]";
+    }
+    default:
+      return "'" + r.str + "'";
+  }
+}
+
+// The script with its fast path switched off.
+std::string general_only(const a2::detail::EmbeddedText& script) {
+  const std::string on = "\nlocal FAST_PATH = true\n";
+  std::string text(script.text);
+  const auto at = text.find(on);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(text.find(on, at + 1) == std::string::npos);
+  text.replace(at, on.size(), "\nlocal FAST_PATH = false\n");
+  return text;
+}
+
+class Twins {
+ public:
+  Twins() : production_(connect(kProductionDb)), general_(connect(kGeneralDb)) {
+    production_->command("test", {"FLUSHDB"});
+    general_->command("test", {"FLUSHDB"});
+  }
+
+  // Runs a script with a fast path both ways; checks replies and stored keys are equal.
+  template <class Script>
+  Reply both_ways(const Script& args) {
+    const scripts::Call call = args.encode(keys_);
+    Reply fast = scripts::run_script(*production_, "test", Script::script(), call);
+    Argv eval{"EVAL", general_only(Script::script()), std::to_string(call.keys.size())};
+    eval.insert(eval.end(), call.keys.begin(), call.keys.end());
+    eval.insert(eval.end(), call.argv.begin(), call.argv.end());
+    Reply general = general_->command("test", eval);
+    INFO("script " << Script::script().name);
+    CHECK(render(fast) == render(general));
+    check_same_keys();
+    ++compared_;
+    return fast;
+  }
+
+  // Runs a script without a fast path the production way on both.
+  template <class Script>
+  Reply same_way(const Script& args) {
+    const scripts::Call call = args.encode(keys_);
+    Reply a = scripts::run_script(*production_, "test", Script::script(), call);
+    Reply b = scripts::run_script(*general_, "test", Script::script(), call);
+    REQUIRE(render(a) == render(b));
+    return a;
+  }
+
+  void check_same_keys() {
+    const auto a = dump(*production_);
+    const auto b = dump(*general_);
+    CHECK(a.size() == b.size());
+    for (const auto& [key, value] : a) {
+      INFO("key " << key);
+      auto other = b.find(key);
+      REQUIRE(other != b.end());
+      CHECK(other->second == value);
+    }
+  }
+
+  int compared() const { return compared_; }
+
+ private:
+  static std::map<std::string, std::string> dump(Connection& c) {
+    std::map<std::string, std::string> out;
+    Reply keys = c.command("test", {"KEYS", "*"});
+    REQUIRE(keys.is_array());
+    for (const auto& key : keys.elements) {
+      Reply value = c.command("test", {"DUMP", key.str});
+      out[key.str] = value.str;
+    }
+    return out;
+  }
+
+  Keys keys_{"fp"};
+  std::unique_ptr<Connection> production_;
+  std::unique_ptr<Connection> general_;
+  int compared_ = 0;
+};
+
+a2::NewEvent work(const std::string& id, std::string type = "job") {
+  a2::NewEvent e;
+  e.id = id;
+  e.type = std::move(type);
+  e.payload = a2::Json::object({{"id", id}, {"n", 1}});
+  return e;
+}
+
+std::vector<a2::NewEvent> batch(const std::string& stem, int from, int count, bool settled) {
+  std::vector<a2::NewEvent> out;
+  for (int i = from; i < from + count; ++i) {
+    out.push_back(work(stem + std::to_string(i)));
+    out.back().settled = settled;
+  }
+  return out;
+}
+
+a2::ChildEvent child(const std::string& id) {
+  a2::ChildEvent c;
+  c.id = id;
+  c.type = "child";
+  c.payload = a2::Json::array({1, 2});
+  return c;
+}
+
+constexpr std::int64_t kNow = 1'700'000'000'000;
+constexpr std::int64_t kTtl = 30'000;
+
+}  // namespace
+
+TEST_CASE(
+    "the fast paths of append, claim_available and complete_attempt equal the general "
+    "paths",
+    "[redis][scripts][fast_path]") {
+  Twins t;
+  std::int64_t now = kNow;
+  using scripts::Append;
+  using scripts::ClaimAvailable;
+  using scripts::CompleteAttempt;
+
+  // Append: fresh batches (fast), a replay and a partly stored batch (owned ids hand off), an id
+  // of another session, a batch over 100 events, causes, lanes, settled events, an origin.
+  t.both_ways(Append{"s", now, batch("a", 1, 1, false), std::nullopt});
+  t.both_ways(Append{"s", ++now, batch("a", 2, 3, false), std::nullopt});
+  t.both_ways(Append{"s", ++now, batch("a", 2, 3, false), std::nullopt});  // Replay: dup.
+  t.both_ways(Append{"s", ++now, batch("a", 4, 2, false), std::nullopt});  // Partial.
+  t.both_ways(Append{"t", ++now, batch("a", 1, 1, false), std::nullopt});  // Foreign.
+  t.both_ways(Append{"s", ++now, {}, std::nullopt});                       // Empty.
+  auto laned = batch("l", 1, 2, false);
+  laned[0].lane = "lane-1";
+  laned[1].lane = "lane-1";
+  t.both_ways(Append{"s", ++now, laned, std::nullopt});
+  t.both_ways(Append{"s", ++now, batch("f", 1, 2, true), std::nullopt});     // Settled facts.
+  t.both_ways(Append{"v", ++now, batch("v", 1, 101, false), std::nullopt});  // Over 100.
+  std::string big(40'000, 'x');  // A wake-up over the size rule carries no events.
+  auto large = batch("big", 1, 2, false);
+  large[0].payload = a2::Json(big);
+  t.both_ways(Append{"s", ++now, large, std::nullopt});
+
+  // Claim: every ready event in one hash (fast), busy, settled, over 100 ready, exclusions.
+  const auto claimed = ClaimAvailable::decode(
+      "test", "s", t.both_ways(ClaimAvailable{"s", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(claimed.verdict == a2::ClaimVerdict::claimed);
+  t.both_ways(ClaimAvailable{"s", "h2", ++now, now + kTtl, {}});      // Busy.
+  t.both_ways(ClaimAvailable{"empty", "h1", ++now, now + kTtl, {}});  // Settled.
+  t.both_ways(ClaimAvailable{"v", "h1", ++now, now + kTtl, {}});      // 101 ready.
+  const std::vector<std::int64_t> exclude{1};
+  t.both_ways(ClaimAvailable{"t", "h1", ++now, now + kTtl, exclude});
+
+  // Complete: the current attempt with no child, with children (fast), a stale attempt, a
+  // replay, an owned child id, a laned parent.
+  auto first = [&](std::int64_t index) {
+    for (const auto& e : claimed.events)
+      if (e.index == index) return e.attempt_count;
+    FAIL("event " << index << " was not claimed");
+    return std::int64_t{0};
+  };
+  t.both_ways(CompleteAttempt{"s", ++now, 1, first(1), {}});
+  const std::vector<a2::ChildEvent> kids{child("k1"), child("k2")};
+  t.both_ways(CompleteAttempt{"s", ++now, 2, first(2), kids});
+  t.both_ways(CompleteAttempt{"s", ++now, 2, first(2), kids});      // Replay: dup.
+  t.both_ways(CompleteAttempt{"s", ++now, 3, first(3) + 1, kids});  // Stale attempt.
+  const std::vector<a2::ChildEvent> owned{child("k3"), child("a1")};
+  t.both_ways(CompleteAttempt{"s", ++now, 3, first(3), owned});  // Owned child id.
+  t.both_ways(CompleteAttempt{"s", ++now, 3, first(3), std::vector<a2::ChildEvent>{child("k4")}});
+  t.both_ways(CompleteAttempt{"s", ++now, 99, 1, {}});  // Above the head.
+
+  // A failed attempt, then claims after the leases expired (the claim is taken over).
+  t.same_way(scripts::FailAttempt{"s", 4, first(4), "boom", 3, ++now});
+  now += kTtl + 1;
+  const auto again = ClaimAvailable::decode(
+      "test", "s", t.both_ways(ClaimAvailable{"s", "h3", now, now + kTtl, {}}));
+  REQUIRE(again.verdict == a2::ClaimVerdict::claimed);
+  for (const auto& e : again.events)
+    t.both_ways(CompleteAttempt{"s", ++now, e.index, e.attempt_count,
+                                std::vector<a2::ChildEvent>{child("r" + std::to_string(e.index))}});
+
+  // Metadata in two hashes: 999 settled events, then work at 1000..1002 (chunks 0 and 1), so
+  // the claim hands off; a completion of a parent in chunk 1.
+  for (int i = 0; i < 10; ++i)
+    t.both_ways(Append{"w", ++now, batch("w" + std::to_string(i) + "-", 0, i < 9 ? 100 : 99, true),
+                       std::nullopt});
+  t.both_ways(Append{"w", ++now, batch("wj", 1, 3, false), std::nullopt});
+  const auto spread = ClaimAvailable::decode(
+      "test", "w", t.both_ways(ClaimAvailable{"w", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(spread.verdict == a2::ClaimVerdict::claimed);
+  REQUIRE(spread.events.size() == 3);
+  for (const auto& e : spread.events)
+    t.both_ways(CompleteAttempt{"w", ++now, e.index, e.attempt_count, {}});
+  t.both_ways(Append{"w", ++now, batch("wk", 1, 2, false), std::nullopt});
+  const auto chunk1 = ClaimAvailable::decode(
+      "test", "w", t.both_ways(ClaimAvailable{"w", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(chunk1.verdict == a2::ClaimVerdict::claimed);
+  for (const auto& e : chunk1.events)
+    t.both_ways(CompleteAttempt{"w", ++now, e.index, e.attempt_count, kids});
+
+  CHECK(t.compared() > 40);
+}
