@@ -12,6 +12,11 @@
 -- every clear that committed while the lock was awaited
 -- (docs/postgres-layout.md#reading-the-boundary).
 --
+-- Why one file of ~1,100 lines: open() applies it as one idempotent script under one advisory
+-- lock, so tables, indexes, shared helpers and the functions that call them are created in one
+-- order that is checked by applying it; each function's caller is src/postgres/calls/<op>.hpp
+-- and its statement sql/<op>.sql.
+--
 -- Cost rules (Postgres 15; every write is on the hot path):
 -- - Helpers are plpgsql, never `language sql`: a SQL function that cannot be inlined (one with a
 --   subquery, a CTE or a DML statement) is parsed and planned again on every call, while
