@@ -116,7 +116,7 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
         throw_no_event(site(op), s, q.index);
       case V::partial:
         if (reply.owned_id) throw_child_id_taken(site(op), s, q.index, *reply.owned_id);
-        throw_replay_mismatch(site(op), s);
+        throw_completion_mismatch(site(op), s, q.index, q.attempt);
       case V::ok: {
         CompleteResult result{CompleteVerdict::completed, {}};
         for (std::size_t i = 0; i < q.events.size(); ++i) {
