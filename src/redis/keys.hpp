@@ -9,60 +9,29 @@
 #include <string_view>
 
 #include "a2/detail/constants.hpp"
+#include "a2/detail/json_text.hpp"
 #include "a2/detail/redis_key_words.hpp"
 
 namespace a2::redis::detail {
 
 namespace words = a2::detail::redis_key_words;
 
-// JSON.stringify(id) with every ':' then replaced by the six characters \u003a, so an id key
-// starts with a quote and holds no ':' (it can never spell a session key such as
-// "<p>:ids:count" of a session named "ids"). Reproduces JSON.stringify exactly: '"' and '\'
-// escaped, \b \f \n \r \t short forms, other code points below U+0020 as \u00xx (lowercase hex),
-// everything else (U+007F, U+2028, non-ASCII UTF-8) copied unchanged.
+// JSON.stringify(id) (json_text.hpp, the one writer of JSON text) with every ':' then replaced
+// by the six characters \u003a, so an id key starts with a quote and holds no ':' (it can never
+// spell a session key such as "<p>:ids:count" of a session named "ids"). JSON.stringify never
+// escapes ':' itself, so every ':' of its text is one of the id's.
 inline std::string escape_id(std::string_view id) {
-  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "\"";
+  a2::detail::append_string_text(text, id);
+  text += '"';
   std::string out;
-  out.reserve(id.size() + 2);
-  out += '"';
-  for (char ch : id) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case ':':
-        out += "\\u003a";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += ch;
-        }
-    }
+  out.reserve(text.size() + 8);
+  for (char c : text) {
+    if (c == ':')
+      out += "\\u003a";
+    else
+      out += c;
   }
-  out += '"';
   return out;
 }
 
