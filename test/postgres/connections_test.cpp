@@ -7,6 +7,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <latch>
 #include <memory>
 #include <pqxx/pqxx>
 #include <string>
@@ -56,11 +57,15 @@ long long backends(const std::string& connection, const std::string& app) {
 // Busy threads until the store has opened all `pool_size` connections.
 void fill_pool(a2::Store& store, std::size_t pool_size, const std::string& connection,
                const std::string& app) {
-  for (int round = 0; round < 50 && backends(connection, app) < static_cast<long long>(pool_size);
+  // The threads start together (a latch), so that under a slow build (TSan) enough calls still
+  // overlap for the pool to open every connection.
+  for (int round = 0; round < 200 && backends(connection, app) < static_cast<long long>(pool_size);
        ++round) {
     std::vector<std::thread> threads;
+    std::latch start(static_cast<std::ptrdiff_t>(pool_size * 2));
     for (std::size_t t = 0; t < pool_size * 2; ++t)
       threads.emplace_back([&] {
+        start.arrive_and_wait();
         for (int i = 0; i < 30; ++i) (void)store.read("warm");
       });
     for (auto& t : threads) t.join();

@@ -5,6 +5,7 @@
 // a small margin and the store recovers once the server continues; a live feed survives a
 // server restart.
 #include <atomic>
+#include <latch>
 #include <thread>
 
 #include "support.hpp"
@@ -32,10 +33,15 @@ long long clients(Raw& raw) {
 
 // Busy enough threads until the store has opened all `pool_size` connections.
 void fill_pool(Store& store, std::size_t pool_size, Raw& raw) {
-  for (int round = 0; round < 50 && clients(raw) < static_cast<long long>(pool_size) + 1; ++round) {
+  // The threads start together (a latch), so that under a slow build (TSan) enough calls still
+  // overlap for the pool to open every connection.
+  for (int round = 0; round < 200 && clients(raw) < static_cast<long long>(pool_size) + 1;
+       ++round) {
     std::vector<std::thread> threads;
+    std::latch start(static_cast<std::ptrdiff_t>(pool_size * 2));
     for (std::size_t t = 0; t < pool_size * 2; ++t)
       threads.emplace_back([&] {
+        start.arrive_and_wait();
         for (int i = 0; i < 30; ++i) (void)store.read("warm");
       });
     for (auto& t : threads) t.join();
