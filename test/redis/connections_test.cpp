@@ -117,19 +117,18 @@ TEST_CASE("with the server stopped every call fails within its timeout, pool wai
     });
   for (auto& th : threads) th.join();
   server.resume();
-  int unknown = 0;
   for (int t = 0; t < threads_count; ++t) {
     INFO("thread " << t << " took "
                    << std::chrono::duration_cast<std::chrono::milliseconds>(took[t]).count()
                    << " ms");
     CHECK(outcome[t] != 0);  // Failed with store_unavailable.
+    // The pool wait counts toward the deadline: a waiting call does not start a second one.
     CHECK(took[t] <= options.command_timeout + kMargin);
-    if (outcome[t] == 2) ++unknown;
   }
-  // Calls that waited for a connection until their deadline sent nothing and say so (a call
-  // may get a connection a timed-out call freed, and send, so more than pool_size can be
-  // unknown on a slow machine).
-  CHECK(unknown < threads_count);
+  // Whether a waiting call reports "nothing sent" depends on timing: a call that gets the slot
+  // of a timed-out connection with time left connects afresh (a stopped server's kernel still
+  // accepts) and sends, so every call may be outcome-unknown. The "nothing sent" verdict of a
+  // call that only waited is checked where it is deterministic: the pool_acquire_timeout test.
   // The store recovers: the timed-out connections were dropped.
   sequential_calls_succeed(*store, 10);
 }
