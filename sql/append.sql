@@ -2,7 +2,7 @@
 -- append: one call of the server-side function a2_append (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/append.hpp.
 -- $1 session  $2 now ms  $3 origin index or null  $4 ids  $5 types  $6 payloads (jsonb array)
--- $7 cause indexes  $8 cause attempts  $9 lanes  $10 settled.
+-- $7 cause indexes  $8 cause attempts  $9 lanes  $10 settled  $11 available_at (null: none).
 -- The rows, one per result row (none: one result row with null event columns), are the
 -- stored-event columns of src/postgres/rows.hpp.
 select r.r_has_pending,
@@ -10,7 +10,7 @@ select r.r_has_pending,
        e.cause::text as cause, e.lane, e.processed_at, e.processed_by_attempt,
        e.returned_event_ids::text as returned_event_ids, e.first_claimed_at, e.last_claimed_at,
        e.attempt_count, e.claim_holder, e.claim_expires_at, e.failure_count, e.last_failed_at,
-       e.last_failed_attempt, e.last_error, e.failed_at
+       e.last_failed_attempt, e.last_error, e.failed_at, e.available_at
   from a2_append($1, $2, $3, $4::text[], $5::text[], $6::jsonb, $7::bigint[], $8::bigint[],
-                 $9::text[], $10::boolean[]) r
+                 $9::text[], $10::boolean[], $11::bigint[]) r
   left join lateral unnest(r.r_events) e on true

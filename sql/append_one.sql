@@ -11,6 +11,6 @@ select r.r_index, r.r_has_pending,
        e.cause::text as cause, e.lane, e.processed_at, e.processed_by_attempt,
        e.returned_event_ids::text as returned_event_ids, e.first_claimed_at, e.last_claimed_at,
        e.attempt_count, e.claim_holder, e.claim_expires_at, e.failure_count, e.last_failed_at,
-       e.last_failed_attempt, e.last_error, e.failed_at
+       e.last_failed_attempt, e.last_error, e.failed_at, e.available_at
   from a2_append_one($1, $2, $3, $4, $5::jsonb) r
   left join lateral unnest(r.r_events) e on true

@@ -73,11 +73,28 @@ create table if not exists a2_events (
   last_failed_attempt  integer,
   last_error           text,
   failed_at            bigint,
+  available_at         bigint,
   primary key (session_id, idx),
   constraint a2_events_event_id_key unique (event_id)
 );
 
--- Claims, has_pending, dead letters: only unfinished rows, so cost follows pending work.
+-- Schema version 2 (docs/postgres-layout.md#schema-version-2): available_at, the time before
+-- which an event is not claimable (delayed work, an a2 extension). A version-1 table gets the
+-- column in place, nullable and without default, so no row is rewritten and the original
+-- package's statements, which name their columns, keep working. Looked up first: ALTER TABLE
+-- takes an exclusive lock on a2_events even when the column exists, and open() runs this on
+-- every start.
+do $$
+begin
+  if not exists (select 1 from pg_attribute
+                  where attrelid = 'a2_events'::regclass and attname = 'available_at'
+                    and not attisdropped) then
+    alter table a2_events add column available_at bigint;
+  end if;
+end $$;
+
+-- Claims, has_pending, dead letters, held claims: only unfinished rows, so cost follows pending
+-- work.
 create index if not exists a2_events_pending
   on a2_events (session_id, idx) where processed_at is null;
 -- lane_ready on insert and the lane handoff.
@@ -127,7 +144,9 @@ create table if not exists a2_presence (
   primary key (ns, participant)
 );
 
-insert into a2_schema_version (version) values (1) on conflict (version) do nothing;
+-- One row per schema version applied to this data: a version-1 schema migrated in place keeps
+-- its row 1 and gets 2. open() requires max(version) = 2 (src/postgres/postgres_store.cpp).
+insert into a2_schema_version (version) values (2) on conflict (version) do nothing;
 
 -- The signatures of earlier versions of a2, which took one jsonb request document and returned
 -- jsonb. Dropped so that no caller reaches an old body; a no-op once they are gone.
@@ -142,6 +161,17 @@ drop function if exists a2_clear(jsonb);
 drop function if exists a2_reclaim(jsonb);
 drop function if exists a2_patch_presence(jsonb);
 drop function if exists a2_insert_batch(text, bigint, bigint, bigint, jsonb, jsonb);
+-- Schema version 1's signatures of the functions that schema version 2 gave an argument
+-- (available_at, max_events, retry_at): `create or replace` of the new signature would add an
+-- overload beside them, so they are dropped; a no-op once they are gone.
+drop function if exists a2_insert_batch(text, bigint, bigint, bigint, text[], text[], jsonb,
+                                        bigint[], bigint[], text[], boolean[], jsonb);
+drop function if exists a2_append(text, bigint, bigint, text[], text[], jsonb, bigint[],
+                                  bigint[], text[], boolean[]);
+drop function if exists a2_claim_available(text, text, bigint, bigint, bigint[]);
+drop function if exists a2_complete_attempt(text, bigint, bigint, bigint, text[], text[], jsonb,
+                                            text[], boolean[]);
+drop function if exists a2_fail_attempt(text, bigint, bigint, text, bigint, bigint);
 -- a2_append_one kept its arguments but returned jsonb (its return type cannot be replaced).
 do $$
 begin
@@ -235,12 +265,14 @@ end $$;
 -- Inserts a batch at base+1.. (one statement). A laned unsettled event is ready unless an
 -- unfinished event of its lane in this lifetime precedes it (earlier batch members count).
 -- The batch is parallel arrays (new_payloads a jsonb array); causes are the arrays' or, for
--- children, parent_cause. Returns the new rows in index order.
+-- children, parent_cause. new_available_at (null, or null elements: none) is stored only when
+-- after now_ms (a time not after now means at once). Returns the new rows in index order.
 create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_ms bigint,
                                            new_ids text[], new_types text[], new_payloads jsonb,
                                            new_cause_indexes bigint[],
                                            new_cause_attempts bigint[], new_lanes text[],
-                                           new_settled boolean[], parent_cause jsonb)
+                                           new_settled boolean[], new_available_at bigint[],
+                                           parent_cause jsonb)
 returns a2_events[] language plpgsql as $$
 declare
   inserted_rows a2_events[];
@@ -249,7 +281,7 @@ begin
   if cardinality(new_ids) = 1 then
     -- One event (the common case): no ranking; the same columns as the batch statement below.
     insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
-                                  cause, lane, lane_ready, processed_at)
+                                  cause, lane, lane_ready, processed_at, available_at)
     values (s, base + 1, new_ids[1], new_types[1],
             coalesce(new_payloads->0, 'null'::jsonb), now_ms,
             coalesce(parent_cause,
@@ -263,7 +295,8 @@ begin
                  and pending.processed_at is null and pending.idx > ci
                order by pending.idx limit 1
             ) is null,
-            case when coalesce(new_settled[1], false) then now_ms end)
+            case when coalesce(new_settled[1], false) then now_ms end,
+            case when new_available_at[1] > now_ms then new_available_at[1] end)
     returning ins.* into one_row;
     return array[one_row];
   end if;
@@ -275,11 +308,12 @@ begin
                       jsonb_build_object('index', t.cause_index,
                                          'attempt', t.cause_attempt) end) as cause,
            t.lane,
-           coalesce(t.settled, false) as settled
+           coalesce(t.settled, false) as settled,
+           case when t.available_at > now_ms then t.available_at end as available_at
       from unnest(new_ids, new_types, new_cause_indexes, new_cause_attempts, new_lanes,
-                  new_settled)
+                  new_settled, new_available_at)
            with ordinality as t(event_id, event_type, cause_index, cause_attempt, lane, settled,
-                                ord)
+                                available_at, ord)
   ), ranked as (
     select input.*,
            count(*) filter (where not settled) over (
@@ -288,7 +322,7 @@ begin
       from input
   ), inserted as (
     insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
-                                  cause, lane, lane_ready, processed_at)
+                                  cause, lane, lane_ready, processed_at, available_at)
     select s, base + ord, event_id, event_type, payload, now_ms, cause, lane,
            lane is null or (
              earlier_unsettled = 0 and (
@@ -298,7 +332,8 @@ begin
                 order by pending.idx limit 1
              ) is null
            ),
-           case when settled then now_ms end
+           case when settled then now_ms end,
+           available_at
       from ranked
     returning ins as row_value
   )
@@ -365,7 +400,8 @@ begin
     select general.r_has_pending, general.r_events into r_has_pending, r_events
       from a2_append(s, now_ms, null, array[new_id], array[new_type],
                      jsonb_build_array(new_payload), array[null]::bigint[],
-                     array[null]::bigint[], array[null]::text[], array[false]) general;
+                     array[null]::bigint[], array[null]::text[], array[false],
+                     array[null]::bigint[]) general;
     return;
   end if;
   r_has_pending := true;
@@ -373,13 +409,15 @@ begin
 end $$;
 
 -- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
--- cause indexes and attempts (null: no cause), lanes (null: none), settled. origin: the
--- scheduled work's origin index or null. Returns r_has_pending and the rows (new, or the
--- replayed ones) in r_events.
+-- cause indexes and attempts (null: no cause), lanes (null: none), settled, available_at (null:
+-- none; stored only when after now_ms). origin: the scheduled work's origin index or null.
+-- Returns r_has_pending and the rows (new, or the replayed ones) in r_events. A replay does not
+-- compare available_at (as it does not compare payloads).
 create or replace function a2_append(s text, now_ms bigint, origin bigint, new_ids text[],
                                      new_types text[], new_payloads jsonb,
                                      new_cause_indexes bigint[], new_cause_attempts bigint[],
                                      new_lanes text[], new_settled boolean[],
+                                     new_available_at bigint[],
                                      out r_has_pending boolean, out r_events a2_events[])
 language plpgsql as $$
 declare
@@ -496,15 +534,18 @@ begin
 
   r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads,
                               new_cause_indexes, new_cause_attempts, new_lanes, new_settled,
-                              null);
+                              new_available_at, null);
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
   r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
 end $$;
 
--- claim_available. excluded_indexes: indexes the caller does not want. Returns r_verdict
--- (claimed|busy|settled), r_events and r_clear_index when claimed, r_retry_at when busy.
+-- claim_available. excluded_indexes: indexes the caller does not want; max_events: claim at
+-- most this many (null: all). Returns r_verdict (claimed|busy|settled), r_events and
+-- r_clear_index when claimed, r_retry_at when busy: the earliest live lease end or future
+-- available_at among the candidates.
 create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
-                                              excluded_indexes bigint[], out r_verdict text,
+                                              excluded_indexes bigint[], max_events bigint,
+                                              out r_verdict text,
                                               out r_retry_at bigint, out r_clear_index bigint,
                                               out r_events a2_events[])
 language plpgsql as $$
@@ -515,7 +556,10 @@ declare
 begin
   -- Eligible rows are locked in index order and updated in one statement, which also reads the
   -- boundary. A claim that waited on a row re-checks only that row, which is why clear sets
-  -- lane_ready = false on the clearing handler's row.
+  -- lane_ready = false on the clearing handler's row. The limit (null: none) applies to locked
+  -- rows that still qualify: a row that another claim took while this one waited for it fails
+  -- the re-check and the next row is locked instead, so concurrent bounded claims get
+  -- different events.
   with boundary as materialized (
     select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
   ), eligible as materialized (
@@ -526,8 +570,10 @@ begin
        and event.lane_ready
        and event.idx > (select clear_index from boundary)
        and (event.claim_expires_at is null or event.claim_expires_at <= now_ms)
+       and (event.available_at is null or event.available_at <= now_ms)
        and not (event.idx = any(excluded_indexes))
      order by event.idx
+     limit max_events
      for update of event
   ), updated as (
     update a2_events claimed set
@@ -548,14 +594,16 @@ begin
     r_clear_index := ci;
     return;
   end if;
-  -- Q10: excluded events count neither as claimable nor as busy.
-  select min(claim_expires_at) into retry from a2_events
+  -- Q10: excluded events count neither as claimable nor as busy. A held candidate contributes
+  -- its lease end, a delayed one its available_at.
+  select min(case when claim_expires_at > now_ms then claim_expires_at else available_at end)
+    into retry from a2_events
    where session_id = s
      and processed_at is null
      and failed_at is null
      and lane_ready
      and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
-     and claim_expires_at > now_ms
+     and (claim_expires_at > now_ms or available_at > now_ms)
      and not (idx = any(excluded_indexes));
   if retry is not null then
     r_verdict := 'busy';
@@ -615,14 +663,58 @@ begin
   r_superseded := superseded;
 end $$;
 
+-- release_claims (an a2 extension). The claims are parallel arrays of indexes and attempts.
+-- Returns r_released and r_not_held (indexes; every listed index in exactly one of them). A
+-- lease is released when the row is above the boundary, unsettled, not dead, at the attempt,
+-- of the holder and live: holder and expiry are removed, nothing else changes. As in
+-- renew_claims, one row at a time by its full primary key in index order, each update reading
+-- the boundary itself. Raises nothing: an index above the head is not held.
+create or replace function a2_release_claims(s text, holder text, now_ms bigint,
+                                             claim_indexes bigint[], claim_attempts bigint[],
+                                             out r_released bigint[], out r_not_held bigint[])
+language plpgsql as $$
+declare
+  idxs bigint[];
+  attempts bigint[];
+  released bigint[] := '{}';
+  not_held bigint[] := '{}';
+begin
+  select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
+         coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
+    into idxs, attempts
+    from (select distinct c.idx, c.attempt
+            from unnest(claim_indexes, claim_attempts) c(idx, attempt)) listed;
+  for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+    continue when idxs[i] = any(released);
+    update a2_events set claim_holder = null, claim_expires_at = null
+     where session_id = s and idx = idxs[i]
+       and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+       and attempt_count = attempts[i]
+       and processed_at is null
+       and failed_at is null
+       and claim_holder = holder
+       and claim_expires_at > now_ms;
+    if found then
+      released := released || idxs[i];
+    end if;
+  end loop;
+  for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+    if not (idxs[i] = any(released)) and not (idxs[i] = any(not_held)) then
+      not_held := not_held || idxs[i];
+    end if;
+  end loop;
+  r_released := released;
+  r_not_held := not_held;
+end $$;
+
 -- complete_attempt. The children are parallel arrays in order: ids, types, payloads (a jsonb
--- array), lanes, settled. Returns r_verdict (completed|superseded) and the children's rows in
+-- array), lanes, settled, available_at (null: none). Returns r_verdict (completed|superseded) and the children's rows in
 -- r_events.
 create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
                                                new_ids text[], new_types text[],
                                                new_payloads jsonb, new_lanes text[],
-                                               new_settled boolean[], out r_verdict text,
-                                               out r_events a2_events[])
+                                               new_settled boolean[], new_available_at bigint[],
+                                               out r_verdict text, out r_events a2_events[])
 language plpgsql as $$
 declare
   ids text[] := coalesce(new_ids, '{}');
@@ -742,14 +834,16 @@ begin
     return;
   end if;
   r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
-                              new_lanes, new_settled,
+                              new_lanes, new_settled, new_available_at,
                               jsonb_build_object('index', i, 'attempt', attempt));
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
 end $$;
 
--- fail_attempt. Returns r_verdict (failed|dead_lettered|superseded) and r_failure_count.
+-- fail_attempt. retry_at: not claimable before then (null, or not after now_ms: at once; a
+-- dead letter ignores it). Returns r_verdict (failed|dead_lettered|superseded) and
+-- r_failure_count.
 create or replace function a2_fail_attempt(s text, i bigint, attempt bigint, error_text text,
-                                           max_failures bigint, now_ms bigint,
+                                           max_failures bigint, now_ms bigint, retry_at bigint,
                                            out r_verdict text, out r_failure_count bigint)
 language plpgsql as $$
 declare
@@ -803,7 +897,8 @@ begin
     last_failed_attempt = attempt,
     claim_holder = null,
     claim_expires_at = null,
-    failed_at = case when dead then now_ms end
+    failed_at = case when dead then now_ms end,
+    available_at = case when not dead and retry_at > now_ms then retry_at end
    where session_id = s and idx = i;
   r_failure_count := failures;
   if dead then

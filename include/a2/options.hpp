@@ -30,12 +30,28 @@ struct ClaimRequest {
   std::optional<std::int64_t> ttl_ms{};        // Lease length, > 0. Used when expires_at_ms is unset.
   std::optional<std::int64_t> expires_at_ms{}; // Absolute lease end; wins over ttl_ms.
   std::vector<std::int64_t> exclude_indexes{}; // Ignored entirely: neither claimed nor busy.
+  // Claim at most this many events (>= 1), lowest index first; unset: every available event.
+  std::optional<std::int64_t> max_events{};
 };
 
 // One held claim: the event index and the attempt its claim returned.
 struct ClaimRef {
   std::int64_t index = 0;
   std::int64_t attempt = 0;
+};
+
+// One claim as the store holds it: index, attempt and lease end (held_claims).
+struct HeldClaim {
+  std::int64_t index = 0;
+  std::int64_t attempt = 0;
+  std::int64_t expires_at = 0;  // The lease end (ms).
+};
+
+// Ends leases early without counting a failure (docs/semantics.md#release_claims).
+struct ReleaseRequest {
+  std::string session_id{};
+  std::string holder{};
+  std::vector<ClaimRef> claims{};
 };
 
 struct RenewRequest {
@@ -59,6 +75,9 @@ struct FailRequest {
   std::int64_t attempt = 0;
   std::string error{};                // Recorded as last_error.
   std::int64_t max_failures = 3;    // Dead-letter at this many failures (<= 1: the first).
+  // Not claimable before this time (ms); unset or not after now: at once. A dead letter
+  // ignores it.
+  std::optional<std::int64_t> retry_at_ms{};
 };
 
 enum class RedriveAction { retry, skip };

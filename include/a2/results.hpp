@@ -26,7 +26,20 @@ enum class ClaimVerdict { claimed, busy, settled };
 struct [[nodiscard]] ClaimResult {
   ClaimVerdict verdict = ClaimVerdict::settled;
   std::vector<StoredEvent> events;  // claimed: every claimed row, ascending.
-  std::int64_t retry_at = 0;        // busy: the earliest live lease end (ms).
+  // busy: the earliest time something becomes claimable: a live lease's end or a delayed
+  // event's available_at (ms).
+  std::int64_t retry_at = 0;
+};
+
+struct [[nodiscard]] ReleaseResult {
+  std::vector<std::int64_t> released;  // Leases ended: available again at once.
+  std::vector<std::int64_t> not_held;  // Not a live lease of this holder at this attempt.
+};
+
+// The session's head and clear boundary (head()).
+struct [[nodiscard]] HeadResult {
+  std::int64_t head_index = 0;   // The highest index; 0 for a new session.
+  std::int64_t clear_index = 0;  // The boundary; 0 if never cleared.
 };
 
 struct [[nodiscard]] RenewResult {

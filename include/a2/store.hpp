@@ -118,9 +118,11 @@ class Store {
     return do_read_feed_page(std::string(session_id), after_index);
   }
 
-  // Claims every available event (ready, lease absent or expired, not excluded).
+  // Claims the available events (ready, lease absent or expired, not delayed, not excluded),
+  // all of them or the max_events lowest.
   //   claimed  the claimed rows, ascending, attempt_count incremented
-  //   busy     nothing available but a live lease exists; retry_at = the earliest lease end
+  //   busy     nothing available but a live lease or a delayed event exists; retry_at = the
+  //            earliest time one of them becomes claimable
   //   settled  nothing claimable and nothing in flight
   // Throws InvalidArgument, Unavailable. One round trip on Redis.
   ClaimResult claim_available(const ClaimRequest& request) {
@@ -130,8 +132,42 @@ class Store {
     detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
     detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
     for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
+    if (request.max_events) detail::check_integer(op, "max_events", *request.max_events, 1);
     ensure_open(op);
     return do_claim_available(request);
+  }
+
+  // Ends the listed leases now without counting a failure: each claim is released (the event
+  // is available again at once; its next claim is the next attempt) or not_held (another
+  // attempt, another holder, a lapsed lease, finished, cleared). docs/semantics.md#release_claims.
+  // Throws InvalidArgument, Unavailable. One round trip. Retry-safe: a repeat reports not_held.
+  ReleaseResult release_claims(const ReleaseRequest& request) {
+    constexpr std::string_view op = "release_claims";
+    detail::check_session_id(op, request.session_id);
+    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+    detail::check_claims(op, request.claims);
+    ensure_open(op);
+    if (request.claims.empty()) return {};
+    return do_release_claims(request);
+  }
+
+  // The live leases `holder` holds in the current lifetime, ascending by index: what a worker
+  // recovers after losing a claim's reply. docs/semantics.md#held_claims.
+  std::vector<HeldClaim> held_claims(std::string_view session_id, std::string_view holder) {
+    constexpr std::string_view op = "held_claims";
+    detail::check_session_id(op, session_id);
+    detail::check_text(op, "holder", holder, kMaxHolderBytes);
+    ensure_open(op);
+    return do_held_claims(std::string(session_id), std::string(holder));
+  }
+
+  // The head index and clear boundary: one round trip, no event bodies (a feed "from now"
+  // subscribes after head_index). docs/semantics.md#head.
+  HeadResult head(std::string_view session_id) {
+    constexpr std::string_view op = "head";
+    detail::check_session_id(op, session_id);
+    ensure_open(op);
+    return do_head(std::string(session_id));
   }
 
   // Extends the listed leases held by `holder`. An index at or below the boundary, or whose
@@ -141,11 +177,7 @@ class Store {
     detail::check_session_id(op, request.session_id);
     detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
     detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
-    detail::check_list_size(op, "claims", request.claims.size());
-    for (const auto& c : request.claims) {
-      detail::check_integer(op, "claim index", c.index);
-      detail::check_integer(op, "claim attempt", c.attempt);
-    }
+    detail::check_claims(op, request.claims);
     ensure_open(op);
     return do_renew_claims(request);
   }
@@ -169,7 +201,7 @@ class Store {
   }
 
   // Records a failure of the current attempt.
-  //   failed         below max_failures; the event is claimable again
+  //   failed         below max_failures; the event is claimable again (from retry_at_ms)
   //   dead_lettered  the limit was reached; only redrive brings it back
   //   superseded     the attempt is no longer current; nothing changed
   // Throws InvalidArgument (index above the head), Unavailable. Retry-safe (by attempt).
@@ -180,6 +212,7 @@ class Store {
     detail::check_integer(op, "attempt", request.attempt);
     detail::check_integer(op, "max_failures", request.max_failures);
     detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
+    if (request.retry_at_ms) detail::check_integer(op, "retry_at_ms", *request.retry_at_ms, 0);
     ensure_open(op);
     return do_fail_attempt(request);
   }
@@ -340,6 +373,10 @@ class Store {
                                                          std::int64_t after_index) = 0;
   virtual ClaimResult do_claim_available(const ClaimRequest& request) = 0;
   virtual RenewResult do_renew_claims(const RenewRequest& request) = 0;
+  virtual ReleaseResult do_release_claims(const ReleaseRequest& request) = 0;
+  virtual std::vector<HeldClaim> do_held_claims(const std::string& session_id,
+                                                const std::string& holder) = 0;
+  virtual HeadResult do_head(const std::string& session_id) = 0;
   virtual CompleteResult do_complete_attempt(const CompleteRequest& request) = 0;
   virtual FailResult do_fail_attempt(const FailRequest& request) = 0;
   virtual std::vector<StoredEvent> do_dead_letters(const std::string& session_id) = 0;

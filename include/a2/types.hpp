@@ -78,6 +78,8 @@ struct StoredEvent : Event {
   std::optional<std::int64_t> last_failed_attempt;
   std::optional<std::string> last_error;
   std::optional<std::int64_t> failed_at;
+  // Not claimable before this time (a delayed retry or scheduled work); an a2 extension.
+  std::optional<std::int64_t> available_at;
   // Set only on events returned by claim_available, and only when the boundary is > 0.
   std::optional<std::int64_t> clear_index;
 };
@@ -100,6 +102,8 @@ struct NewEvent {
   std::optional<EventCause> cause;
   std::optional<std::string> lane;  // "" means no lane.
   bool settled = false;             // Stored already processed: a fact, not work.
+  // Scheduled work: appended now, claimable from this time (ms). Not with settled.
+  std::optional<std::int64_t> available_at_ms;
 };
 
 // A child event written by complete_attempt; its cause is set by the store to
@@ -110,6 +114,7 @@ struct ChildEvent {
   Json payload;
   std::optional<std::string> lane;
   bool settled = false;
+  std::optional<std::int64_t> available_at_ms;  // As NewEvent::available_at_ms.
 };
 
 // A reducer checkpoint: the state after folding events up to `index`.

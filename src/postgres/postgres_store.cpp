@@ -25,6 +25,7 @@
 #include "postgres/calls/put_snapshots.hpp"
 #include "postgres/calls/reclaim.hpp"
 #include "postgres/calls/redrive.hpp"
+#include "postgres/calls/release_claims.hpp"
 #include "postgres/calls/renew_claims.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/errors.hpp"
@@ -37,7 +38,8 @@ namespace {
 using namespace detail;  // ConnectionPool, Notifier, the row decoders, the error translation.
 namespace calls = detail::calls;
 
-constexpr int kSchemaVersion = 1;
+// sql/schema.sql's version (docs/postgres-layout.md#schema-version-2); it migrates version 1.
+constexpr int kSchemaVersion = 2;
 // The default command_timeout: statement_timeout plus this, or the fixed value when the
 // statement_timeout is 0 (none).
 constexpr std::int64_t kCommandTimeoutMargin = 5000;
@@ -68,10 +70,11 @@ class PostgresStore final : public Store {
     // The common case, one unsettled event without cause, lane or origin, goes to
     // a2_append_one: the row is known here once its index is. When the id is already taken the
     // function answers as a2_append would (replay, or the foreign id's error), in the same call.
+    // An available_at_ms not after now stores nothing, so such an event takes this path too.
+    const std::int64_t now = clock().now_ms();
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
-        !events[0].settled) {
+        !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
-      const std::int64_t now = clock().now_ms();
       auto reply = write("append", calls::AppendOne{s, now, *e.id, e.type, &e.payload});
       if (!reply.index) return std::move(reply.replayed);
       AppendResult result;
@@ -81,7 +84,7 @@ class PostgresStore final : public Store {
       result.has_pending = true;
       return result;
     }
-    return write("append", calls::Append::of(s, clock().now_ms(), options.origin_index, events));
+    return write("append", calls::Append::of(s, now, options.origin_index, events));
   }
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
@@ -121,7 +124,8 @@ class PostgresStore final : public Store {
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after_index) override {
     return pool_->run("read_events", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      return events_of(tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kReadPageSize));
+      return events_of(
+          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kReadPageSize));
     });
   }
 
@@ -129,7 +133,8 @@ class PostgresStore final : public Store {
                                                  std::int64_t after_index) override {
     return pool_->run("read_feed_page", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kFeedPageSize);
+      auto rows =
+          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kFeedPageSize);
       expect_event_columns(rows, 0);
       std::vector<SerializedEvent> out;
       out.reserve(rows.size());
@@ -140,21 +145,50 @@ class PostgresStore final : public Store {
 
   ClaimResult do_claim_available(const ClaimRequest& request) override {
     auto now = clock().now_ms();
-    return write(
-        "claim_available",
-        calls::ClaimAvailable{request.session_id, request.holder, now,
-                              a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
-                              request.exclude_indexes});
+    return write("claim_available",
+                 calls::ClaimAvailable{
+                     request.session_id, request.holder, now,
+                     a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
+                     request.exclude_indexes, request.max_events});
+  }
+
+  ReleaseResult do_release_claims(const ReleaseRequest& request) override {
+    return write("release_claims", calls::ReleaseClaims::of(request, clock().now_ms()));
+  }
+
+  std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override {
+    auto now = clock().now_ms();
+    return pool_->run("held_claims", [&](pqxx::connection_base& conn) {
+      pqxx::nontransaction tx(conn);
+      auto rows = tx.exec_prepared("a2_held_claims", s, holder, now);
+      expect_columns(rows, 0, {"idx", "attempt_count", "claim_expires_at"}, true);
+      std::vector<HeldClaim> out;
+      out.reserve(rows.size());
+      for (const auto& row : rows)
+        out.push_back(
+            {row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()});
+      return out;
+    });
+  }
+
+  HeadResult do_head(const std::string& s) override {
+    return pool_->run("head", [&](pqxx::connection_base& conn) {
+      pqxx::nontransaction tx(conn);
+      auto rows = tx.exec_prepared("a2_head", s);
+      expect_columns(rows, 0, {"head_index", "clear_index"}, true);
+      return HeadResult{rows.at(0)[0].as<std::int64_t>(), rows.at(0)[1].as<std::int64_t>()};
+    });
   }
 
   RenewResult do_renew_claims(const RenewRequest& request) override {
     auto now = clock().now_ms();
-    calls::RenewClaims call{request.session_id,
-                            request.holder,
-                            now,
-                            a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
-                            {},
-                            {}};
+    calls::RenewClaims call{
+        request.session_id,
+        request.holder,
+        now,
+        a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
+        {},
+        {}};
     for (const auto& c : request.claims) {
       call.indexes.push_back(c.index);
       call.attempts.push_back(c.attempt);
@@ -167,9 +201,10 @@ class PostgresStore final : public Store {
   }
 
   FailResult do_fail_attempt(const FailRequest& request) override {
-    return write("fail_attempt",
-                 calls::FailAttempt{request.session_id, request.index, request.attempt,
-                                    request.error, request.max_failures, clock().now_ms()});
+    return write(
+        "fail_attempt",
+        calls::FailAttempt{request.session_id, request.index, request.attempt, request.error,
+                           request.max_failures, clock().now_ms(), request.retry_at_ms});
   }
 
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override {

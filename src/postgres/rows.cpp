@@ -99,6 +99,7 @@ StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
   e.last_failed_attempt = opt_int(at(18));
   e.last_error = opt_string(at(19));
   e.failed_at = opt_int(at(20));
+  e.available_at = opt_int(at(21));
   return e;
 }
 

@@ -20,8 +20,8 @@ namespace a2::postgres::detail {
 
 // session_id, idx, event_id, event_type, payload, created_at.
 inline constexpr pqxx::row::size_type kEventColumnCount = 6;
-// The public columns, then the rest of a2_events but lane_ready.
-inline constexpr std::array<std::string_view, 21> kStoredColumns = {"session_id",
+// The public columns, then the rest of a2_events but lane_ready (available_at: schema version 2).
+inline constexpr std::array<std::string_view, 22> kStoredColumns = {"session_id",
                                                                     "idx",
                                                                     "event_id",
                                                                     "event_type",
@@ -41,7 +41,8 @@ inline constexpr std::array<std::string_view, 21> kStoredColumns = {"session_id"
                                                                     "last_failed_at",
                                                                     "last_failed_attempt",
                                                                     "last_error",
-                                                                    "failed_at"};
+                                                                    "failed_at",
+                                                                    "available_at"};
 
 // Throws std::logic_error unless columns first.. of `rows` are named `names` (and, with
 // `exact`, no other column follows).

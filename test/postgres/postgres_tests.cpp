@@ -214,7 +214,8 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
   tx.exec("set local search_path to \"" + f.schema + "\"");
   tx.exec(
       "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
-      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false])");
+      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
+      "array[null]::bigint[])");
   std::atomic<bool> finished{false};
   std::optional<a2::AppendResult> result;
   std::optional<std::string> error;
@@ -334,6 +335,27 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
       {"append (one event)", [&] { (void)store.append("s", {ev_id(fresh_id())}); }},
       {"append (empty)", [&] { (void)store.append("s", {}); }},
       {"claim_available", [&] { (void)claim(); }},
+      {"claim_available (bounded)",
+       [&] {
+         (void)store.claim_available({.session_id = "s",
+                                      .holder = "w1",
+                                      .ttl_ms = 30000,
+                                      .expires_at_ms = std::nullopt,
+                                      .exclude_indexes = {},
+                                      .max_events = 1});
+       }},
+      {"append (scheduled)",
+       [&] {
+         a2::NewEvent e = ev_id(fresh_id());
+         e.available_at_ms = kT0 + 60000;
+         (void)store.append("s", {e});
+       }},
+      {"release_claims",
+       [&] {
+         (void)store.release_claims({.session_id = "s", .holder = "w1", .claims = {{1, 1}}});
+       }},
+      {"held_claims", [&] { (void)store.held_claims("s", "w1"); }},
+      {"head", [&] { (void)store.head("s"); }},
       {"renew_claims",
        [&] {
          (void)store.renew_claims({.session_id = "s",
@@ -350,12 +372,21 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
                {.session_id = "s",
                 .index = c.events.front().index,
                 .attempt = c.events.front().attempt_count,
-                .events = {{fresh_id(), "child", nullptr, std::nullopt, false}}});
+                .events = {{fresh_id(), "child", nullptr, std::nullopt, false, std::nullopt}}});
        }},
       {"fail_attempt",
        [&] {
          (void)store.fail_attempt(
              {.session_id = "s", .index = 2, .attempt = 1, .error = "x", .max_failures = 1});
+       }},
+      {"fail_attempt (delayed retry)",
+       [&] {
+         (void)store.fail_attempt({.session_id = "s",
+                                   .index = 1,
+                                   .attempt = 1,
+                                   .error = "x",
+                                   .max_failures = 3,
+                                   .retry_at_ms = kT0 + 60000});
        }},
       {"redrive",
        [&] {
@@ -476,7 +507,19 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
                                 .ttl_ms = 30000,
                                 .expires_at_ms = std::nullopt});
   REQUIRE(renew.renewed == std::vector<std::int64_t>{20001});
-  auto done = f->complete_attempt({.session_id = "h", .index = 20001, .attempt = 1, .events = {}});
+  // held_claims and head, a release and a bounded claim (the next attempt).
+  REQUIRE(f->held_claims("h", "w1").size() == 1);
+  REQUIRE(f->head("h").head_index == 20001);
+  REQUIRE(f->release_claims({.session_id = "h", .holder = "w1", .claims = {{20001, 1}}}).released ==
+          std::vector<std::int64_t>{20001});
+  auto bounded = f->claim_available({.session_id = "h",
+                                     .holder = "w1",
+                                     .ttl_ms = 30000,
+                                     .expires_at_ms = std::nullopt,
+                                     .exclude_indexes = {},
+                                     .max_events = 1});
+  REQUIRE(bounded.events.at(0).attempt_count == 2);
+  auto done = f->complete_attempt({.session_id = "h", .index = 20001, .attempt = 2, .events = {}});
   REQUIRE(done.verdict == a2::CompleteVerdict::completed);
   // The general append (a lane, a settled event, a cause), a lane handoff, a failure to dead
   // letter, dead_letters, redrive and a snapshot pin.
@@ -500,7 +543,7 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
   REQUIRE(f->complete_attempt({.session_id = "h",
                                .index = 20002,
                                .attempt = 1,
-                               .events = {{"child", "t", nullptr, "L", false}}})
+                               .events = {{"child", "t", nullptr, "L", false, std::nullopt}}})
               .verdict == a2::CompleteVerdict::completed);
   auto next = f->claim_available({.session_id = "h",
                                   .holder = "w1",
@@ -517,8 +560,33 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
   REQUIRE(f->dead_letters("h").size() == 1);
   REQUIRE(
       f->redrive({.session_id = "h", .index = 20003, .action = a2::RedriveAction::skip}).redriven);
+  // Delayed work: a scheduled append, a claim that skips it, a delayed retry, a busy claim.
+  a2::NewEvent scheduled = ev_id("scheduled");
+  scheduled.available_at_ms = kT0 + 60000;
+  REQUIRE(f->append("h", {scheduled}).events.at(0).index == 20007);
+  auto lane_next = f->claim_available({.session_id = "h",
+                                       .holder = "w1",
+                                       .ttl_ms = 30000,
+                                       .expires_at_ms = std::nullopt,
+                                       .exclude_indexes = {}});
+  REQUIRE(lane_next.events.size() == 1);
+  REQUIRE(lane_next.events.at(0).index == 20005);  // Handed lane L by the skip.
+  REQUIRE(f->fail_attempt({.session_id = "h",
+                           .index = 20005,
+                           .attempt = 1,
+                           .error = "later",
+                           .max_failures = 3,
+                           .retry_at_ms = kT0 + 50000})
+              .verdict == a2::FailVerdict::failed);
+  auto busy = f->claim_available({.session_id = "h",
+                                  .holder = "w1",
+                                  .ttl_ms = 30000,
+                                  .expires_at_ms = std::nullopt,
+                                  .exclude_indexes = {}});
+  REQUIRE(busy.verdict == a2::ClaimVerdict::busy);
+  REQUIRE(busy.retry_at == kT0 + 50000);
   REQUIRE(f->append("h", {}).has_pending);  // The empty append reads has_pending only.
-  REQUIRE(clear(*f.store, "h").clear_index == 20007);
+  REQUIRE(clear(*f.store, "h").clear_index == 20008);
   const std::string log = server.log();
   REQUIRE(log.find("a2_events_pending", offset) != std::string::npos);  // Plans were logged.
   {
@@ -529,7 +597,7 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
   // Reclaim takes the old lifetime in batches of 256 rows (then the snapshot rows) and reads no
   // more than a batch per call.
   const auto reclaim_offset = server.log().size();
-  REQUIRE(reclaim_all(*f.store, "h", 100) == 20006);
+  REQUIRE(reclaim_all(*f.store, "h", 100) == 20007);
   auto largest = largest_row_count(server.log(), reclaim_offset);
   INFO("the plan with the most rows:\n" << largest.context);
   REQUIRE(largest.rows <= 256);
@@ -643,7 +711,7 @@ TEST_CASE("a server crash loses nothing acknowledged and retries are idempotent"
         continue;
       }
       for (const auto& e : claimed.events) {
-        a2::ChildEvent child{"c" + e.id, "child", nullptr, std::nullopt, true};
+        a2::ChildEvent child{"c" + e.id, "child", nullptr, std::nullopt, true, std::nullopt};
         auto r = retry_unavailable(unavailable, unknown_outcomes, [&] {
           return f->complete_attempt(
               {.session_id = "s", .index = e.index, .attempt = e.attempt_count, .events = {child}});

@@ -303,7 +303,21 @@ void check_event(std::string_view op, const E& e, std::set<std::string>& seen) {
   }
   check_text(op, "event type", e.type, kMaxEventTypeBytes);
   if (e.lane) check_text(op, "lane", *e.lane, kMaxLaneBytes, /*allow_empty=*/true);
+  if (e.available_at_ms) {
+    check_integer(op, "available_at_ms", *e.available_at_ms, 0);
+    if (e.settled) invalid(op, "a settled event cannot have available_at_ms (it is not work)");
+  }
   check_json(op, "payload", e.payload);
+}
+
+// The claims of a renewal or release: at most kMaxListedIndexes, each a valid index and attempt.
+template <class Claims>
+void check_claims(std::string_view op, const Claims& claims) {
+  check_list_size(op, "claims", claims.size());
+  for (const auto& c : claims) {
+    check_integer(op, "claim index", c.index);
+    check_integer(op, "claim attempt", c.attempt);
+  }
 }
 
 }  // namespace a2::detail

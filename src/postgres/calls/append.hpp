@@ -30,11 +30,12 @@ struct Append {
   std::vector<std::optional<std::int64_t>> cause_attempts;
   std::vector<std::optional<std::string>> lanes;
   std::vector<bool> settled;
+  std::vector<std::optional<std::int64_t>> available_at;
 
   // Every event's id is set (the base class assigned missing ones).
   static Append of(const std::string& session_id, std::int64_t now_ms,
                    std::optional<std::int64_t> origin_index, const std::vector<NewEvent>& events) {
-    Append call{session_id, now_ms, origin_index, {}, {}, {}, {}, {}, {}, {}};
+    Append call{session_id, now_ms, origin_index, {}, {}, {}, {}, {}, {}, {}, {}};
     for (const auto& e : events) {
       call.ids.push_back(*e.id);
       call.types.push_back(e.type);
@@ -43,6 +44,7 @@ struct Append {
       call.cause_attempts.push_back(e.cause ? std::optional(e.cause->attempt) : std::nullopt);
       call.lanes.push_back(e.lane);
       call.settled.push_back(e.settled);
+      call.available_at.push_back(e.available_at_ms);
     }
     return call;
   }
@@ -50,7 +52,8 @@ struct Append {
   pqxx::result exec(pqxx::transaction_base& tx) const {
     return tx.exec_prepared(kStatement, session_id, now_ms, origin_index, text_array(ids),
                             text_array(types), json_array(payloads), int_array(cause_indexes),
-                            int_array(cause_attempts), text_array(lanes), bool_array(settled));
+                            int_array(cause_attempts), text_array(lanes), bool_array(settled),
+                            int_array(available_at));
   }
 
   // r_has_pending, then the rows (new or replayed).

@@ -4,6 +4,7 @@
 // The typed caller of a2_claim_available (sql/claim_available.sql, sql/schema.sql).
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
@@ -24,10 +25,11 @@ struct ClaimAvailable {
   std::int64_t now_ms = 0;
   std::int64_t expires_at_ms = 0;
   std::vector<std::int64_t> exclude_indexes;
+  std::optional<std::int64_t> max_events;  // Unset: every available event.
 
   pqxx::result exec(pqxx::transaction_base& tx) const {
     return tx.exec_prepared(kStatement, session_id, holder, now_ms, expires_at_ms,
-                            int_array(exclude_indexes));
+                            int_array(exclude_indexes), max_events);
   }
 
   // r_verdict, r_retry_at, r_clear_index, then the claimed rows.

@@ -31,17 +31,19 @@ struct CompleteAttempt {
   std::vector<const Json*> payloads;  // Borrowed from the request, which outlives the call.
   std::vector<std::optional<std::string>> lanes;
   std::vector<bool> settled;
+  std::vector<std::optional<std::int64_t>> available_at;
 
   // Every child's id is set (the base class assigned missing ones).
   static CompleteAttempt of(const CompleteRequest& request, std::int64_t now_ms) {
     CompleteAttempt call{
-        request.session_id, request.index, request.attempt, now_ms, {}, {}, {}, {}, {}};
+        request.session_id, request.index, request.attempt, now_ms, {}, {}, {}, {}, {}, {}};
     for (const auto& c : request.events) {
       call.ids.push_back(*c.id);
       call.types.push_back(c.type);
       call.payloads.push_back(&c.payload);
       call.lanes.push_back(c.lane);
       call.settled.push_back(c.settled);
+      call.available_at.push_back(c.available_at_ms);
     }
     return call;
   }
@@ -49,7 +51,7 @@ struct CompleteAttempt {
   pqxx::result exec(pqxx::transaction_base& tx) const {
     return tx.exec_prepared(kStatement, session_id, index, attempt, now_ms, text_array(ids),
                             text_array(types), json_array(payloads), text_array(lanes),
-                            bool_array(settled));
+                            bool_array(settled), int_array(available_at));
   }
 
   // r_verdict, then the children's rows.

@@ -4,6 +4,7 @@
 // The typed caller of a2_fail_attempt (sql/fail_attempt.sql, sql/schema.sql).
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
@@ -23,9 +24,11 @@ struct FailAttempt {
   std::string error;
   std::int64_t max_failures = 0;
   std::int64_t now_ms = 0;
+  std::optional<std::int64_t> retry_at_ms;  // Unset or not after now_ms: claimable at once.
 
   pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, index, attempt, error, max_failures, now_ms);
+    return tx.exec_prepared(kStatement, session_id, index, attempt, error, max_failures, now_ms,
+                            retry_at_ms);
   }
 
   // r_verdict, r_failure_count.

@@ -1,0 +1,6 @@
+-- SPDX-License-Identifier: MIT
+-- release_claims: one call of the server-side function a2_release_claims (schema.sql), one round trip; its typed
+-- caller is src/postgres/calls/release_claims.hpp.
+-- $1 session  $2 holder  $3 now ms  $4 indexes  $5 attempts (parallel).
+select r.r_released::text as r_released, r.r_not_held::text as r_not_held
+  from a2_release_claims($1, $2, $3, $4::bigint[], $5::bigint[]) r

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_release_claims (sql/release_claims.sql, sql/schema.sql).
+
+#include <cstdint>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "a2/options.hpp"
+#include "a2/results.hpp"
+#include "postgres/calls/params.hpp"
+#include "postgres/rows.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct ReleaseClaims {
+  static constexpr const char* kStatement = "a2_release_claims";
+  using Reply = ReleaseResult;
+
+  std::string session_id;
+  std::string holder;
+  std::int64_t now_ms = 0;
+  std::vector<std::int64_t> indexes;  // Parallel to attempts.
+  std::vector<std::int64_t> attempts;
+
+  static ReleaseClaims of(const ReleaseRequest& request, std::int64_t now_ms) {
+    ReleaseClaims call{request.session_id, request.holder, now_ms, {}, {}};
+    for (const auto& c : request.claims) {
+      call.indexes.push_back(c.index);
+      call.attempts.push_back(c.attempt);
+    }
+    return call;
+  }
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, holder, now_ms, int_array(indexes),
+                            int_array(attempts));
+  }
+
+  // r_released, r_not_held (bigint[] text).
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_released", "r_not_held"}, true);
+    const auto& row = rows.at(0);
+    return ReleaseResult{parse_int_array(row[0].c_str()), parse_int_array(row[1].c_str())};
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

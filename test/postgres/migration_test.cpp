@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+// Schema version 2 (docs/postgres-layout.md#schema-version-2): data written by an a2 of schema
+// version 1 (its frozen sql/schema.sql, test/postgres/schema_v1.sql, and its functions) is
+// migrated in place by open(), reads back unchanged and takes the work operations of issue 10;
+// the migration is idempotent, and a newer schema version is refused without changing anything.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "a2/embedded/schema_v1.hpp"
+#include "a2/postgres.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace {
+
+using a2::test::PostgresServer;
+
+constexpr std::int64_t kT0 = 1'000'000;
+
+std::string next_schema() {
+  static std::atomic<int> n{0};
+  return "mig" + std::to_string(++n);
+}
+
+// Runs SQL in `schema`; returns the first value as text ("" for none or null).
+std::string sql(const std::string& schema, const std::string& query) {
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(conn);
+  tx.exec("set search_path to \"" + schema + "\"");
+  auto rows = tx.exec(query);
+  if (rows.empty() || rows[0].empty() || rows[0][0].is_null()) return {};
+  return rows[0][0].c_str();
+}
+
+std::unique_ptr<a2::Store> open_at(const std::string& schema,
+                                   const std::shared_ptr<a2::ManualClock>& clock) {
+  return a2::postgres::open({.connection = PostgresServer::shared().connection(),
+                             .schema = schema,
+                             .clock = clock,
+                             .ids = std::make_shared<a2::SequentialIdSource>("g")});
+}
+
+// The versions recorded in a2_schema_version, and how many functions of each name exist.
+std::string versions(const std::string& schema) {
+  return sql(schema,
+             "select string_agg(version::text, ',' order by version) from a2_schema_version");
+}
+std::string overloads(const std::string& schema, const std::string& function) {
+  return sql(schema, "select count(*) from pg_proc where pronamespace = '\"" + schema +
+                         "\"'::regnamespace and proname = '" + function + "'");
+}
+
+using Held = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+std::vector<Held> held(a2::Store& store, const std::string& s, const std::string& holder) {
+  std::vector<Held> out;
+  for (const auto& c : store.held_claims(s, holder))
+    out.emplace_back(c.index, c.attempt, c.expires_at);
+  return out;
+}
+
+std::vector<std::int64_t> indexes(const a2::ClaimResult& r) {
+  std::vector<std::int64_t> out;
+  for (const auto& e : r.events) out.push_back(e.index);
+  return out;
+}
+
+a2::ClaimResult claim(a2::Store& store, const std::string& holder,
+                      std::optional<std::int64_t> max_events) {
+  return store.claim_available({.session_id = "s",
+                                .holder = holder,
+                                .ttl_ms = 30000,
+                                .expires_at_ms = std::nullopt,
+                                .exclude_indexes = {},
+                                .max_events = max_events});
+}
+
+// Version-1 tables and functions with data written through version 1's own functions: session
+// s with e1..e5 and lane L (6, 7), 1 and 2 claimed by w1, 3 and 4 by w2, 4 then failed once;
+// session c cleared (marker 3).
+std::string version_1_data() {
+  const std::string schema = next_schema();
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::work tx(conn);
+  tx.exec("create schema \"" + schema + "\"");
+  tx.exec("set local search_path to \"" + schema + "\"");
+  tx.exec(std::string(a2::test::sql::kSchemaV1.text));
+  const auto t0 = std::to_string(kT0);
+  for (int i = 1; i <= 5; ++i)
+    tx.exec("select * from a2_append_one('s', " + t0 + ", 'e" + std::to_string(i) +
+            "', 't', '{\"n\": " + std::to_string(i) + "}')");
+  tx.exec("select * from a2_append('s', " + t0 +
+          ", null, '{l1,l2}', '{t,t}', '[1, 2]', '{null,null}', '{null,null}', '{L,L}', '{f,f}')");
+  const auto lease = std::to_string(kT0 + 30000);
+  tx.exec("select * from a2_claim_available('s', 'w1', " + t0 + ", " + lease + ", '{3,4,5,6,7}')");
+  tx.exec("select * from a2_claim_available('s', 'w2', " + t0 + ", " + lease + ", '{1,2,5,6,7}')");
+  tx.exec("select * from a2_fail_attempt('s', 4, 1, 'boom', 3, " + t0 + ")");
+  tx.exec("select * from a2_append('c', " + t0 +
+          ", null, '{c1,c2}', '{t,t}', '[1, 2]', '{null,null}', '{null,null}', '{null,null}', "
+          "'{f,f}')");
+  tx.exec("select * from a2_clear('c', " + t0 + ", null, null, null, 'm1', 'a2.clear')");
+  tx.commit();
+  return schema;
+}
+
+TEST_CASE("open migrates version-1 data in place and the work operations run on it",
+          "[postgres][migration]") {
+  const std::string schema = version_1_data();
+  REQUIRE(versions(schema) == "1");
+  REQUIRE(overloads(schema, "a2_claim_available") == "1");
+  REQUIRE(sql(schema,
+              "select count(*) from pg_attribute where attrelid = 'a2_events'::regclass "
+              "and attname = 'available_at'") == "0");
+
+  auto clock = std::make_shared<a2::ManualClock>(kT0 + 1000);
+  auto store = open_at(schema, clock);
+  // Version 2 recorded beside 1; one available_at column; version 1's signatures gone.
+  CHECK(versions(schema) == "1,2");
+  CHECK(sql(schema,
+            "select count(*) from pg_attribute where attrelid = 'a2_events'::regclass "
+            "and attname = 'available_at' and not attisdropped") == "1");
+  for (const char* f : {"a2_claim_available", "a2_fail_attempt", "a2_append", "a2_complete_attempt",
+                        "a2_insert_batch", "a2_release_claims"}) {
+    INFO("function " << f);
+    CHECK(overloads(schema, f) == "1");
+  }
+
+  // The data reads back as written; no row has available_at.
+  auto rows = store->read("s");
+  REQUIRE(rows.size() == 7);
+  for (const auto& e : rows) CHECK_FALSE(e.available_at.has_value());
+  CHECK(rows[0].id == "e1");
+  CHECK(rows[0].payload == a2::Json{{"n", 1}});
+  CHECK(rows[0].claim_holder == std::optional<std::string>("w1"));
+  CHECK(rows[3].failure_count == 1);
+  CHECK(rows[5].lane == std::optional<std::string>("L"));
+
+  // head and held_claims on version-1 rows.
+  CHECK(store->head("s").head_index == 7);
+  CHECK(store->head("s").clear_index == 0);
+  CHECK(store->head("c").head_index == 3);
+  CHECK(store->head("c").clear_index == 3);
+  CHECK(held(*store, "s", "w1") == std::vector<Held>{{1, 1, kT0 + 30000}, {2, 1, kT0 + 30000}});
+  CHECK(held(*store, "s", "w2") == std::vector<Held>{{3, 1, kT0 + 30000}});  // 4 failed.
+
+  // release_claims, then bounded claims: available are 1 (released), 4 (failed), 5 and 6 (7
+  // waits behind 6 in lane L).
+  auto released = store->release_claims({.session_id = "s", .holder = "w1", .claims = {{1, 1}}});
+  CHECK(released.released == std::vector<std::int64_t>{1});
+  CHECK(released.not_held.empty());
+  auto first = claim(*store, "w3", 1);
+  REQUIRE(first.verdict == a2::ClaimVerdict::claimed);
+  CHECK(indexes(first) == std::vector<std::int64_t>{1});
+  CHECK(first.events.at(0).attempt_count == 2);
+  CHECK(indexes(claim(*store, "w3", 2)) == std::vector<std::int64_t>{4, 5});
+
+  // A delayed retry: 4 fails with a retry time; the claim takes 6, then answers busy until it.
+  const std::int64_t now = kT0 + 1000;
+  auto failed = store->fail_attempt({.session_id = "s",
+                                     .index = 4,
+                                     .attempt = 2,
+                                     .error = "again",
+                                     .max_failures = 3,
+                                     .retry_at_ms = now + 5000});
+  CHECK(failed.verdict == a2::FailVerdict::failed);
+  CHECK(store->read("s").at(3).available_at == std::optional<std::int64_t>(now + 5000));
+  CHECK(indexes(claim(*store, "w3", std::nullopt)) == std::vector<std::int64_t>{6});
+  auto busy = claim(*store, "w3", std::nullopt);
+  CHECK(busy.verdict == a2::ClaimVerdict::busy);
+  CHECK(busy.retry_at == now + 5000);
+
+  // Scheduled work: an appended event and a completion's child.
+  a2::NewEvent later;
+  later.id = "later";
+  later.type = "t";
+  later.available_at_ms = now + 2000;
+  auto appended = store->append("s", {later});
+  CHECK(appended.events.at(0).index == 8);
+  CHECK(appended.events.at(0).available_at == std::optional<std::int64_t>(now + 2000));
+  a2::ChildEvent child{"child", "t", nullptr, std::nullopt, false, now + 3000};
+  auto done =
+      store->complete_attempt({.session_id = "s", .index = 1, .attempt = 2, .events = {child}});
+  REQUIRE(done.verdict == a2::CompleteVerdict::completed);
+  CHECK(done.events.at(0).index == 9);
+  CHECK(done.events.at(0).available_at == std::optional<std::int64_t>(now + 3000));
+  clock->set(now + 5000);
+  CHECK(indexes(claim(*store, "w3", std::nullopt)) == std::vector<std::int64_t>{4, 8, 9});
+
+  // A second open changes nothing and still works.
+  store->close();
+  auto again = open_at(schema, clock);
+  CHECK(versions(schema) == "1,2");
+  CHECK(again->head("s").head_index == 9);
+  CHECK(again->read("s").size() == 9);
+}
+
+TEST_CASE("open of a new schema records version 2 only and is idempotent",
+          "[postgres][migration]") {
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  auto store = open_at(schema, clock);
+  (void)open_at(schema, clock);
+  CHECK(versions(schema) == "2");
+  CHECK(sql(schema,
+            "select count(*) from pg_attribute where attrelid = 'a2_events'::regclass "
+            "and attname = 'available_at' and not attisdropped") == "1");
+  // A new table lists available_at last, as a migrated one does.
+  CHECK(sql(schema,
+            "select attname from pg_attribute where attrelid = 'a2_events'::regclass "
+            "and attnum > 0 and not attisdropped order by attnum desc limit 1") == "available_at");
+}
+
+TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres][migration]") {
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  {
+    auto store = open_at(schema, clock);
+    a2::NewEvent e;
+    e.id = "e1";
+    e.type = "t";
+    (void)store->append("s", {e});
+  }
+  sql(schema, "insert into a2_schema_version (version) values (3)");
+  // Stands for what a later version changed: applying this library's schema.sql re-creates it,
+  // unless the refused open rolls back.
+  sql(schema, "drop function a2_release_claims(text, text, bigint, bigint[], bigint[])");
+  try {
+    (void)open_at(schema, clock);
+    FAIL("open of a version-3 schema succeeded");
+  } catch (const a2::Error& e) {
+    INFO("message: " << e.what());
+    CHECK(e.code() == a2::ErrorCode::store_unavailable);
+  }
+  // Rolled back: the function dropped above was not re-created, the versions are as they were.
+  CHECK(overloads(schema, "a2_release_claims") == "0");
+  CHECK(versions(schema) == "2,3");
+  CHECK(sql(schema, "select count(*) from a2_events") == "1");
+}
+
+}  // namespace

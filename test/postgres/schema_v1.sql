@@ -1,0 +1,1121 @@
+-- SPDX-License-Identifier: MIT
+-- Test fixture, frozen: sql/schema.sql of schema version 1 (commit 69b25ef), byte for byte after this
+-- header. test/postgres/migration_test.cpp applies it to make version-1 data; never edit it.
+-- The a2 Postgres schema (docs/postgres-layout.md): tables of experimental-a2 0.18.0 and one
+-- server-side function per write operation. Idempotent: applied by open() on every start, in the
+-- schema named by Options::schema (the connection's search_path), under an advisory lock.
+--
+-- Every write function takes typed arguments (text, bigint, arrays for batches, jsonb for
+-- payloads and states) and returns one row of typed out-parameters (r_*); rows of a2_events come
+-- back as an a2_events[] that the statement sql/<op>.sql unnests into the columns every reader
+-- decodes (docs/postgres-layout.md#calling-convention). Each write operation is one round trip in
+-- autocommit. Inside a plpgsql function every statement takes a fresh snapshot
+-- (READ COMMITTED), so a boundary read by a statement that starts after the session lock sees
+-- every clear that committed while the lock was awaited
+-- (docs/postgres-layout.md#reading-the-boundary).
+--
+-- Why one file of ~1,100 lines: open() applies it as one idempotent script under one advisory
+-- lock, so tables, indexes, shared helpers and the functions that call them are created in one
+-- order that is checked by applying it; each function's caller is src/postgres/calls/<op>.hpp
+-- and its statement sql/<op>.sql.
+--
+-- Cost rules (Postgres 15; every write is on the hot path):
+-- - Helpers are plpgsql, never `language sql`: a SQL function that cannot be inlined (one with a
+--   subquery, a CTE or a DML statement) is parsed and planned again on every call, while
+--   plpgsql keeps each statement's plan for the life of the connection.
+-- - The clear boundary is the inline expression
+--   `coalesce((select clear_index from a2_clears where session_id = s), 0)`, for that reason.
+-- - No `= any(array)` in a hot statement: its custom plans always look cheaper than the generic
+--   one, so plpgsql plans it again on every call. Ids are probed one at a time (unique index,
+--   scalar parameter) and the full ownership check (a2_live_owners) runs only on a hit.
+-- - "Is there a row" is `order by idx limit 1` (the first entry of an index in its order), never
+--   exists(), which the planner may serve with a sequential scan of the whole table when
+--   statistics make matching rows look common.
+-- - Rows chosen (and locked) by one CTE are reached from the next statement by
+--   `ctid = any(array(select ...))`, a TID scan, never by a join on idx (the planner may make it
+--   a hash join over all of a session's rows) nor by `idx = any(...)` (it may make that a filter
+--   over the session's rows when statistics say the session is small). Rows named by the caller
+--   are reached one at a time by their full primary key. The head is `order by idx desc limit
+--   1`, never max(idx), which a plan may aggregate over the whole session. The test "writes
+--   touch only their rows whatever the statistics say" checks every write's plans.
+--
+-- Contract errors are raised with these SQLSTATEs and a DETAIL that is a JSON object naming the
+-- error's facts (the C++ side words the message, src/postgres/errors.cpp):
+--   A2001 invalid argument: no event at an index      {"session", "index"}
+--   A2002 store unavailable: a reused id still held by cleared work   {"session"}
+--   A2003 partial duplicate batch                     {"kind", ...} (see a2_duplicate)
+--   A2004 superseded attempt                          {"session", "index", "attempt"}
+--   A2005 session cleared                             {"session", "origin"}
+
+create table if not exists a2_schema_version (
+  version    integer primary key,
+  applied_at timestamptz not null default now()
+);
+
+create table if not exists a2_events (
+  session_id           text    not null,
+  idx                  bigint  not null,
+  event_id             text    not null,
+  event_type           text    not null,
+  payload              jsonb,
+  created_at           bigint  not null,
+  cause                jsonb,
+  lane                 text,
+  lane_ready           boolean not null default true,
+  processed_at         bigint,
+  processed_by_attempt integer,
+  returned_event_ids   jsonb,
+  first_claimed_at     bigint,
+  last_claimed_at      bigint,
+  attempt_count        integer not null default 0,
+  claim_holder         text,
+  claim_expires_at     bigint,
+  failure_count        integer not null default 0,
+  last_failed_at       bigint,
+  last_failed_attempt  integer,
+  last_error           text,
+  failed_at            bigint,
+  primary key (session_id, idx),
+  constraint a2_events_event_id_key unique (event_id)
+);
+
+-- Claims, has_pending, dead letters: only unfinished rows, so cost follows pending work.
+create index if not exists a2_events_pending
+  on a2_events (session_id, idx) where processed_at is null;
+-- lane_ready on insert and the lane handoff.
+create index if not exists a2_events_pending_lane
+  on a2_events (session_id, lane, idx) where processed_at is null;
+
+create table if not exists a2_snapshots (
+  session_id   text   not null,
+  reducer_name text   not null,
+  up_to_index  bigint not null,
+  state        jsonb,
+  updated_at   bigint not null,
+  primary key (session_id, reducer_name)
+);
+
+create table if not exists a2_snapshot_history (
+  session_id   text   not null,
+  reducer_name text   not null,
+  up_to_index  bigint not null,
+  state        jsonb,
+  updated_at   bigint not null,
+  primary key (session_id, reducer_name, up_to_index)
+);
+
+create table if not exists a2_snapshot_pins (
+  session_id   text   not null,
+  reducer_name text   not null,
+  up_to_index  bigint not null,
+  event_index  bigint not null,
+  primary key (session_id, event_index, reducer_name, up_to_index)
+);
+
+create index if not exists a2_snapshot_pins_checkpoint
+  on a2_snapshot_pins (session_id, reducer_name, up_to_index);
+
+create table if not exists a2_clears (
+  session_id  text   primary key,
+  clear_index bigint not null
+);
+
+create table if not exists a2_presence (
+  ns          text   not null,
+  participant text   not null,
+  state       jsonb  not null,
+  source      text,
+  expires_at  bigint not null,
+  primary key (ns, participant)
+);
+
+insert into a2_schema_version (version) values (1) on conflict (version) do nothing;
+
+-- The signatures of earlier versions of a2, which took one jsonb request document and returned
+-- jsonb. Dropped so that no caller reaches an old body; a no-op once they are gone.
+drop function if exists a2_append(jsonb);
+drop function if exists a2_claim_available(jsonb);
+drop function if exists a2_renew_claims(jsonb);
+drop function if exists a2_complete_attempt(jsonb);
+drop function if exists a2_fail_attempt(jsonb);
+drop function if exists a2_redrive(jsonb);
+drop function if exists a2_put_snapshots(jsonb);
+drop function if exists a2_clear(jsonb);
+drop function if exists a2_reclaim(jsonb);
+drop function if exists a2_patch_presence(jsonb);
+drop function if exists a2_insert_batch(text, bigint, bigint, bigint, jsonb, jsonb);
+-- a2_append_one kept its arguments but returned jsonb (its return type cannot be replaced).
+do $$
+begin
+  if (select prorettype from pg_proc
+       where oid = to_regprocedure('a2_append_one(text, bigint, text, text, jsonb)'))
+     = 'jsonb'::regtype then
+    drop function a2_append_one(text, bigint, text, text, jsonb);
+  end if;
+end $$;
+
+-- The session's latest clear marker, or 0. Read it in a statement that starts after the
+-- operation's lock (see the header). The functions and statements of a2 inline its body (see
+-- the cost rules above); it stays for compatibility.
+create or replace function a2_clear_index_of(s text) returns bigint
+language sql stable as $$
+  select coalesce((select clear_index from a2_clears where session_id = s), 0)
+$$;
+
+-- Wakes live feeds of session s after commit (NOTIFY is sent once per transaction and payload).
+-- The write functions inline its body; it stays for compatibility.
+create or replace function a2_notify(s text) returns void
+language plpgsql as $$
+begin
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+create or replace function a2_superseded(s text, cause_index bigint, cause_attempt bigint)
+returns void language plpgsql as $$
+begin
+  raise exception using errcode = 'A2004',
+    message = format('attempt %s no longer owns event %s in session ''%s''',
+                     cause_attempt, cause_index, s),
+    detail = jsonb_build_object('session', s, 'index', cause_index,
+                                'attempt', cause_attempt)::text;
+end $$;
+
+create or replace function a2_no_event(s text, i bigint) returns void
+language plpgsql as $$
+begin
+  raise exception using errcode = 'A2001',
+    message = format('no event at index %s in session ''%s''', i, s),
+    detail = jsonb_build_object('session', s, 'index', i)::text;
+end $$;
+
+-- Raises partial_duplicate_batch. kind and facts (the DETAIL, with "kind" added):
+--   id_owned_elsewhere {id}   some_ids_stored {session, stored, total}   replay_mismatch {session}
+--   completion_mismatch {session, index, attempt}   child_id_taken {session, index, id}
+--   marker_id_taken {id}
+create or replace function a2_duplicate(kind text, facts jsonb, message text) returns void
+language plpgsql as $$
+begin
+  raise exception using errcode = 'A2003', message = message,
+    detail = (jsonb_build_object('kind', kind) || facts)::text;
+end $$;
+
+-- The live rows owning `ids`, ordered by idx. This session's rows below its boundary do not own
+-- their ids: their ids are released here so they can be reused. Such rows are never waited on
+-- (cleared work holding one may itself wait for the session lock the caller holds). The seed
+-- deletes them; renaming their id to a tombstone instead leaves the old event for reclaim, so
+-- reclaim's total stays "every old event" (docs/semantics.md#Q12) on every backend. A tombstone is
+-- longer than any caller id can be (kMaxEventIdBytes = @A2_MAX_EVENT_ID_BYTES@), so it never collides with one.
+create or replace function a2_live_owners(s text, ci bigint, ids text[])
+returns setof a2_events language plpgsql as $$
+declare
+  stale_count bigint;
+  released_count bigint;
+begin
+  select count(*) into stale_count from a2_events
+   where event_id = any(ids) and session_id = s and idx < ci;
+  if stale_count > 0 then
+    with stale as materialized (
+      select ctid as row_id from a2_events
+       where session_id = s and event_id = any(ids) and idx < ci
+       order by idx
+       for update skip locked
+    ), released as (
+      update a2_events event set event_id = repeat(chr(1), @A2_TOMBSTONE_ID_PREFIX_BYTES@) || s || chr(1) || event.idx
+       where event.ctid = any(array(select row_id from stale))
+      returning event.idx
+    )
+    select count(*) into released_count from released;
+    if released_count < stale_count then
+      raise exception using errcode = 'A2002',
+        message = format('an event id being reused is still held by cleared work in session ''%s''', s),
+        detail = jsonb_build_object('session', s)::text;
+    end if;
+  end if;
+  return query select * from a2_events where event_id = any(ids) order by idx;
+end $$;
+
+-- Inserts a batch at base+1.. (one statement). A laned unsettled event is ready unless an
+-- unfinished event of its lane in this lifetime precedes it (earlier batch members count).
+-- The batch is parallel arrays (new_payloads a jsonb array); causes are the arrays' or, for
+-- children, parent_cause. Returns the new rows in index order.
+create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_ms bigint,
+                                           new_ids text[], new_types text[], new_payloads jsonb,
+                                           new_cause_indexes bigint[],
+                                           new_cause_attempts bigint[], new_lanes text[],
+                                           new_settled boolean[], parent_cause jsonb)
+returns a2_events[] language plpgsql as $$
+declare
+  inserted_rows a2_events[];
+  one_row a2_events;
+begin
+  if cardinality(new_ids) = 1 then
+    -- One event (the common case): no ranking; the same columns as the batch statement below.
+    insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
+                                  cause, lane, lane_ready, processed_at)
+    values (s, base + 1, new_ids[1], new_types[1],
+            coalesce(new_payloads->0, 'null'::jsonb), now_ms,
+            coalesce(parent_cause,
+                     case when new_cause_indexes[1] is not null then
+                       jsonb_build_object('index', new_cause_indexes[1],
+                                          'attempt', new_cause_attempts[1]) end),
+            new_lanes[1],
+            new_lanes[1] is null or (
+              select pending.idx from a2_events pending
+               where pending.session_id = s and pending.lane = new_lanes[1]
+                 and pending.processed_at is null and pending.idx > ci
+               order by pending.idx limit 1
+            ) is null,
+            case when coalesce(new_settled[1], false) then now_ms end)
+    returning ins.* into one_row;
+    return array[one_row];
+  end if;
+  with input as (
+    select t.ord, t.event_id, t.event_type,
+           coalesce(new_payloads->(t.ord::integer - 1), 'null'::jsonb) as payload,
+           coalesce(parent_cause,
+                    case when t.cause_index is not null then
+                      jsonb_build_object('index', t.cause_index,
+                                         'attempt', t.cause_attempt) end) as cause,
+           t.lane,
+           coalesce(t.settled, false) as settled
+      from unnest(new_ids, new_types, new_cause_indexes, new_cause_attempts, new_lanes,
+                  new_settled)
+           with ordinality as t(event_id, event_type, cause_index, cause_attempt, lane, settled,
+                                ord)
+  ), ranked as (
+    select input.*,
+           count(*) filter (where not settled) over (
+             partition by lane order by ord rows between unbounded preceding and 1 preceding
+           ) as earlier_unsettled
+      from input
+  ), inserted as (
+    insert into a2_events as ins (session_id, idx, event_id, event_type, payload, created_at,
+                                  cause, lane, lane_ready, processed_at)
+    select s, base + ord, event_id, event_type, payload, now_ms, cause, lane,
+           lane is null or (
+             earlier_unsettled = 0 and (
+               select pending.idx from a2_events pending
+                where pending.session_id = s and pending.lane = ranked.lane
+                  and pending.processed_at is null and pending.idx > ci
+                order by pending.idx limit 1
+             ) is null
+           ),
+           case when settled then now_ms end
+      from ranked
+    returning ins as row_value
+  )
+  select coalesce(array_agg(inserted.row_value order by (inserted.row_value).idx), '{}')
+    into inserted_rows
+    from inserted;
+  return inserted_rows;
+end $$;
+
+-- Releases event e's snapshot pins and deletes history checkpoints left without pins.
+create or replace function a2_release_pins(s text, e bigint) returns void
+language plpgsql as $$
+begin
+  with released as (
+    delete from a2_snapshot_pins where session_id = s and event_index = e
+    returning reducer_name, up_to_index
+  )
+  delete from a2_snapshot_history history using released
+   where history.session_id = s
+     and history.reducer_name = released.reducer_name
+     and history.up_to_index = released.up_to_index
+     and not exists (
+       select 1 from a2_snapshot_pins pin
+        where pin.session_id = s and pin.reducer_name = released.reducer_name
+          and pin.up_to_index = released.up_to_index and pin.event_index <> e
+     );
+end $$;
+
+-- Hands lane `l` to its lowest unfinished event of the current lifetime.
+create or replace function a2_lane_handoff(s text, l text, ci bigint) returns void
+language plpgsql as $$
+begin
+  update a2_events set lane_ready = true
+   where session_id = s
+     and idx = (
+       select idx from a2_events
+        where session_id = s and lane = l and processed_at is null and idx > ci
+        order by idx limit 1
+     );
+end $$;
+
+-- append, the common case: one unsettled event without cause, lane or origin. Its only possible
+-- verdicts are ok and, when a row already holds the id, replay or foreign, so one statement
+-- after the session lock does it: the head, the insert, and the id check as `on conflict
+-- (event_id) do nothing` (a row holding the id, committed or being inserted by another
+-- transaction, which is awaited, makes it insert nothing). Returns the new event's index in
+-- r_index (r_events null): the event is pending work, so the caller knows has_pending and every
+-- column of the row without reading it back. When the id is taken it returns what a2_append
+-- returns for the same request (r_index null; replay, or the foreign id's error), in the same
+-- call and under the same lock (advisory locks are re-entrant).
+create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
+                                         new_payload jsonb, out r_index bigint,
+                                         out r_has_pending boolean, out r_events a2_events[])
+language plpgsql as $$
+begin
+  perform pg_advisory_xact_lock(hashtext(s));
+  insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
+  select s, coalesce((select head.idx from a2_events head where head.session_id = s
+                       order by head.idx desc limit 1), 0) + 1,
+         new_id, new_type, new_payload, now_ms
+  on conflict (event_id) do nothing
+  returning idx into r_index;
+  if r_index is null then
+    select general.r_has_pending, general.r_events into r_has_pending, r_events
+      from a2_append(s, now_ms, null, array[new_id], array[new_type],
+                     jsonb_build_array(new_payload), array[null]::bigint[],
+                     array[null]::bigint[], array[null]::text[], array[false]) general;
+    return;
+  end if;
+  r_has_pending := true;
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+-- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
+-- cause indexes and attempts (null: no cause), lanes (null: none), settled. origin: the
+-- scheduled work's origin index or null. Returns r_has_pending and the rows (new, or the
+-- replayed ones) in r_events.
+create or replace function a2_append(s text, now_ms bigint, origin bigint, new_ids text[],
+                                     new_types text[], new_payloads jsonb,
+                                     new_cause_indexes bigint[], new_cause_attempts bigint[],
+                                     new_lanes text[], new_settled boolean[],
+                                     out r_has_pending boolean, out r_events a2_events[])
+language plpgsql as $$
+declare
+  n integer := coalesce(cardinality(new_ids), 0);
+  ids text[] := new_ids;
+  base bigint;
+  ci bigint;
+  session_has_pending boolean;
+  owners a2_events[] := '{}';
+  one_id text;
+  o a2_events;
+  i integer;
+  cause_index bigint;
+  cause_attempt bigint;
+  parent record;
+begin
+  if n = 0 then
+    r_events := '{}';
+    r_has_pending := (
+      select idx from a2_events
+       where session_id = s and processed_at is null
+         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+       order by idx limit 1) is not null;
+    return;
+  end if;
+  -- Serialize appends per session: index assignment must not race across writers.
+  perform pg_advisory_xact_lock(hashtext(s));
+  -- One statement after the lock: the boundary, the head and the lowest pending index. The
+  -- pending row is an ordered scan with limit 1, which stops at the first entry of the partial
+  -- index a2_events_pending (an exists() may be planned as a sequential scan).
+  select boundary.ci, head.base, pending.idx is not null
+    into ci, base, session_has_pending
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as ci) boundary
+    cross join lateral (
+      select coalesce((select idx from a2_events where session_id = s
+                        order by idx desc limit 1), 0) as base
+    ) head
+    left join lateral (
+      select p_row.idx from a2_events p_row
+       where p_row.session_id = s and p_row.processed_at is null and p_row.idx > boundary.ci
+       order by p_row.idx limit 1
+    ) pending on true;
+
+  -- Usually no row holds any of the ids: one unique-index probe per id (a scalar parameter, so
+  -- the cached generic plan is used; `= any(array)` would be re-planned on every call).
+  foreach one_id in array ids loop
+    if exists(select 1 from a2_events where event_id = one_id) then
+      owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+      exit;
+    end if;
+  end loop;
+  if cardinality(owners) > 0 then
+    -- A foreign id wins wherever it sits; name the first in batch order.
+    for i in 1 .. n loop
+      foreach o in array owners loop
+        if o.event_id = ids[i] and o.session_id <> s then
+          perform a2_duplicate('id_owned_elsewhere', jsonb_build_object('id', ids[i]),
+            format('event id ''%s'' already belongs to another session', ids[i]));
+        end if;
+      end loop;
+    end loop;
+    if cardinality(owners) < n then
+      perform a2_duplicate('some_ids_stored',
+        jsonb_build_object('session', s, 'stored', cardinality(owners), 'total', n),
+        format('%s of %s event ids of the batch already exist in session ''%s''',
+               cardinality(owners), n, s));
+    end if;
+    -- Replay (Q6): n consecutive rows matching the request position by position.
+    for i in 1 .. n loop
+      o := owners[i];
+      if o.idx <> owners[1].idx + i - 1 or o.event_id <> ids[i]
+         or o.event_type <> new_types[i] or o.lane is distinct from new_lanes[i]
+         or o.cause is distinct from (
+              case when new_cause_indexes[i] is not null then
+                jsonb_build_object('index', new_cause_indexes[i],
+                                   'attempt', new_cause_attempts[i]) end) then
+        perform a2_duplicate('replay_mismatch', jsonb_build_object('session', s),
+          format('the batch does not match the events stored with its ids in session ''%s''', s));
+      end if;
+    end loop;
+    r_events := array(select x from unnest(owners) x order by x.idx);
+    r_has_pending := session_has_pending;
+    return;
+  end if;
+
+  if origin is not null and origin <= ci then
+    raise exception using errcode = 'A2005',
+      message = format('scheduled work from event %s was cleared in session ''%s''', origin, s),
+      detail = jsonb_build_object('session', s, 'origin', origin)::text;
+  end if;
+
+  -- Causes in batch order (Q9): boundary, range, then the attempt fence. The row lock
+  -- serializes the fence with claims of the parent.
+  for i in 1 .. n loop
+    cause_index := new_cause_indexes[i];
+    continue when cause_index is null;
+    cause_attempt := new_cause_attempts[i];
+    if cause_index <= ci then
+      perform a2_superseded(s, cause_index, cause_attempt);
+    end if;
+    if cause_index > base then
+      perform a2_no_event(s, cause_index);
+    end if;
+    select attempt_count, failed_at into parent from a2_events
+     where session_id = s and idx = cause_index for update;
+    if not found then
+      perform a2_no_event(s, cause_index);
+    end if;
+    if parent.attempt_count <> cause_attempt or parent.failed_at is not null then
+      perform a2_superseded(s, cause_index, cause_attempt);
+    end if;
+  end loop;
+
+  r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads,
+                              new_cause_indexes, new_cause_attempts, new_lanes, new_settled,
+                              null);
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
+end $$;
+
+-- claim_available. excluded_indexes: indexes the caller does not want. Returns r_verdict
+-- (claimed|busy|settled), r_events and r_clear_index when claimed, r_retry_at when busy.
+create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
+                                              excluded_indexes bigint[], out r_verdict text,
+                                              out r_retry_at bigint, out r_clear_index bigint,
+                                              out r_events a2_events[])
+language plpgsql as $$
+declare
+  rows_claimed a2_events[];
+  ci bigint;
+  retry bigint;
+begin
+  -- Eligible rows are locked in index order and updated in one statement, which also reads the
+  -- boundary. A claim that waited on a row re-checks only that row, which is why clear sets
+  -- lane_ready = false on the clearing handler's row.
+  with boundary as materialized (
+    select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
+  ), eligible as materialized (
+    select event.ctid as row_id from a2_events event
+     where event.session_id = s
+       and event.processed_at is null
+       and event.failed_at is null
+       and event.lane_ready
+       and event.idx > (select clear_index from boundary)
+       and (event.claim_expires_at is null or event.claim_expires_at <= now_ms)
+       and not (event.idx = any(excluded_indexes))
+     order by event.idx
+     for update of event
+  ), updated as (
+    update a2_events claimed set
+      attempt_count = claimed.attempt_count + 1,
+      first_claimed_at = coalesce(claimed.first_claimed_at, now_ms),
+      last_claimed_at = now_ms,
+      claim_holder = holder,
+      claim_expires_at = expires
+    where claimed.ctid = any(array(select row_id from eligible))
+    returning claimed as row_value
+  )
+  select (select array_agg(updated.row_value order by (updated.row_value).idx) from updated),
+         (select clear_index from boundary)
+    into rows_claimed, ci;
+  if rows_claimed is not null then
+    r_verdict := 'claimed';
+    r_events := rows_claimed;
+    r_clear_index := ci;
+    return;
+  end if;
+  -- Q10: excluded events count neither as claimable nor as busy.
+  select min(claim_expires_at) into retry from a2_events
+   where session_id = s
+     and processed_at is null
+     and failed_at is null
+     and lane_ready
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     and claim_expires_at > now_ms
+     and not (idx = any(excluded_indexes));
+  if retry is not null then
+    r_verdict := 'busy';
+    r_retry_at := retry;
+    return;
+  end if;
+  r_verdict := 'settled';
+end $$;
+
+-- renew_claims. The claims are parallel arrays of indexes and attempts. Returns r_renewed and
+-- r_superseded (indexes). Q11: the attempt must be equal.
+-- One row at a time, each reached by its full primary key in index order (the order claims lock
+-- in), so no plan ever reads the rest of the session. Each update reads the boundary itself.
+create or replace function a2_renew_claims(s text, holder text, now_ms bigint, expires bigint,
+                                           claim_indexes bigint[], claim_attempts bigint[],
+                                           out r_renewed bigint[], out r_superseded bigint[])
+language plpgsql as $$
+declare
+  idxs bigint[];
+  attempts bigint[];
+  extended bigint[] := '{}';
+  renewed bigint[] := '{}';
+  superseded bigint[] := '{}';
+  ci bigint;
+begin
+  select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
+         coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
+    into idxs, attempts
+    from (select distinct c.idx, c.attempt
+            from unnest(claim_indexes, claim_attempts) c(idx, attempt)) listed;
+  if expires > now_ms then
+    for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+      continue when idxs[i] = any(extended);
+      update a2_events set claim_expires_at = expires
+       where session_id = s and idx = idxs[i]
+         and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+         and attempt_count = attempts[i]
+         and processed_at is null
+         and failed_at is null
+         and claim_holder = holder
+         and claim_expires_at > now_ms;
+      if found then
+        extended := extended || idxs[i];
+      end if;
+    end loop;
+  end if;
+  ci := coalesce((select clear_index from a2_clears where session_id = s), 0);
+  for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
+    if idxs[i] = any(extended) then
+      renewed := renewed || idxs[i];
+    elsif idxs[i] <= ci or coalesce((select attempt_count > attempts[i] from a2_events
+                                      where session_id = s and idx = idxs[i]), false) then
+      superseded := superseded || idxs[i];
+    end if;
+  end loop;
+  r_renewed := renewed;
+  r_superseded := superseded;
+end $$;
+
+-- complete_attempt. The children are parallel arrays in order: ids, types, payloads (a jsonb
+-- array), lanes, settled. Returns r_verdict (completed|superseded) and the children's rows in
+-- r_events.
+create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
+                                               new_ids text[], new_types text[],
+                                               new_payloads jsonb, new_lanes text[],
+                                               new_settled boolean[], out r_verdict text,
+                                               out r_events a2_events[])
+language plpgsql as $$
+declare
+  ids text[] := coalesce(new_ids, '{}');
+  ci bigint;
+  base bigint;
+  parent record;
+  stored a2_events[];
+  owners a2_events[];
+  r a2_events;
+  one_id text;
+begin
+  r_verdict := 'superseded';
+  select boundary.clear_index as boundary_index, parent_row.* into parent
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
+    left join lateral (
+      select * from a2_events
+       where session_id = s and idx = i and idx > boundary.clear_index
+       for update
+    ) parent_row on true;
+  ci := parent.boundary_index;
+  if i <= ci then
+    return;
+  end if;
+  if parent.idx is null then
+    -- Deleted while this statement waited for its lock, after a clear.
+    if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
+      return;
+    end if;
+    perform a2_no_event(s, i);
+  end if;
+
+  if parent.processed_at is not null then
+    -- An idempotent retry of a lost acknowledgement, or not ours.
+    if coalesce(parent.processed_by_attempt, 0) <> attempt then
+      return;
+    end if;
+    if parent.returned_event_ids is null or parent.returned_event_ids <> to_jsonb(ids) then
+      perform a2_duplicate('completion_mismatch',
+        jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+        format('the retry of the completion of event %s in session ''%s'' does not match its recorded children', i, s));
+    end if;
+    stored := array(select e from a2_events e where e.event_id = any(ids) order by e.idx);
+    if cardinality(stored) < cardinality(ids)
+       and i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
+      return;
+    end if;
+    if cardinality(stored) < cardinality(ids) then
+      perform a2_duplicate('completion_mismatch',
+        jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+        format('a child of event %s in session ''%s'' is missing', i, s));
+    end if;
+    foreach r in array stored loop
+      if r.session_id <> s or r.cause is distinct from
+         jsonb_build_object('index', i, 'attempt', attempt) then
+        perform a2_duplicate('completion_mismatch',
+          jsonb_build_object('session', s, 'index', i, 'attempt', attempt),
+          format('child id ''%s'' of event %s in session ''%s'' belongs to another event',
+                 r.event_id, i, s));
+      end if;
+    end loop;
+    r_verdict := 'completed';
+    r_events := coalesce(stored, '{}');
+    return;
+  end if;
+
+  -- The attempt fence: claim expiry and holder identity are not checked.
+  if parent.attempt_count <> attempt or parent.claim_holder is null
+     or parent.failed_at is not null or parent.last_failed_attempt = attempt then
+    return;
+  end if;
+
+  -- The parent lock came first; only a statement after the session lock sees every clear that
+  -- committed while this one waited.
+  perform pg_advisory_xact_lock(hashtext(s));
+  select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
+         coalesce((select clear_index from a2_clears where session_id = s), 0)
+    into base, ci;
+  if i <= ci then
+    return;
+  end if;
+  -- As in append: the full ownership check only when some row holds one of the ids. The error
+  -- names the first taken id in child order.
+  foreach one_id in array ids loop
+    if exists(select 1 from a2_events where event_id = one_id) then
+      owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+      foreach one_id in array ids loop
+        foreach r in array owners loop
+          if r.event_id = one_id then
+            perform a2_duplicate('child_id_taken',
+              jsonb_build_object('session', s, 'index', i, 'id', one_id),
+              format('child event id ''%s'' of event %s already exists (session ''%s'')',
+                     one_id, i, s));
+          end if;
+        end loop;
+      end loop;
+      exit;
+    end if;
+  end loop;
+
+  update a2_events set
+    processed_at = now_ms,
+    processed_by_attempt = attempt,
+    returned_event_ids = to_jsonb(ids),
+    claim_holder = null,
+    claim_expires_at = null
+   where session_id = s and idx = i;
+  if exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i) then
+    perform a2_release_pins(s, i);
+  end if;
+  if parent.lane is not null then
+    perform a2_lane_handoff(s, parent.lane, ci);
+  end if;
+  r_verdict := 'completed';
+  if cardinality(ids) = 0 then
+    r_events := '{}';
+    return;
+  end if;
+  r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
+                              new_lanes, new_settled,
+                              jsonb_build_object('index', i, 'attempt', attempt));
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+-- fail_attempt. Returns r_verdict (failed|dead_lettered|superseded) and r_failure_count.
+create or replace function a2_fail_attempt(s text, i bigint, attempt bigint, error_text text,
+                                           max_failures bigint, now_ms bigint,
+                                           out r_verdict text, out r_failure_count bigint)
+language plpgsql as $$
+declare
+  ci bigint;
+  cur record;
+  failures integer;
+  dead boolean;
+begin
+  select boundary.clear_index as boundary_index, current_row.* into cur
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
+    left join lateral (
+      select * from a2_events
+       where session_id = s and idx = i and idx > boundary.clear_index
+       for update
+    ) current_row on true;
+  ci := cur.boundary_index;
+  r_verdict := 'superseded';
+  r_failure_count := 0;
+  if i <= ci then
+    return;
+  end if;
+  if cur.idx is null then
+    -- Deleted while this statement waited for its lock, after a clear.
+    if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
+      return;
+    end if;
+    perform a2_no_event(s, i);
+  end if;
+  r_failure_count := cur.failure_count;
+  if cur.processed_at is not null or cur.attempt_count <> attempt then
+    return;
+  end if;
+  if cur.failed_at is not null then
+    r_verdict := 'dead_lettered';
+    return;
+  end if;
+  if cur.last_failed_attempt = attempt and cur.claim_holder is null then
+    r_verdict := 'failed';
+    return;
+  end if;
+  if cur.claim_holder is null then
+    return;
+  end if;
+  failures := cur.failure_count + 1;
+  dead := failures >= max_failures;
+  update a2_events set
+    failure_count = failures,
+    last_error = error_text,
+    last_failed_at = now_ms,
+    last_failed_attempt = attempt,
+    claim_holder = null,
+    claim_expires_at = null,
+    failed_at = case when dead then now_ms end
+   where session_id = s and idx = i;
+  r_failure_count := failures;
+  if dead then
+    perform a2_release_pins(s, i);
+    r_verdict := 'dead_lettered';
+    return;
+  end if;
+  r_verdict := 'failed';
+end $$;
+
+-- redrive. action: retry|skip. Returns r_redriven and r_has_pending.
+create or replace function a2_redrive(s text, i bigint, action text, now_ms bigint,
+                                      out r_redriven boolean, out r_has_pending boolean)
+language plpgsql as $$
+declare
+  is_skip boolean := action = 'skip';
+  dead record;
+  is_dead boolean;
+begin
+  -- Lane promotion must see every append that committed before it, so a skip takes the session
+  -- lock first, in append's order. The row lock serializes both actions with claims.
+  if is_skip then
+    perform pg_advisory_xact_lock(hashtext(s));
+  end if;
+  select lane into dead from a2_events
+   where session_id = s and idx = i
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     and processed_at is null
+     and failed_at is not null
+   for update;
+  is_dead := found;
+  if is_dead and not is_skip then
+    update a2_events set failed_at = null, failure_count = 0 where session_id = s and idx = i;
+  elsif is_dead then
+    update a2_events set processed_at = now_ms, lane_ready = false
+     where session_id = s and idx = i;
+    if dead.lane is not null then
+      perform a2_lane_handoff(s, dead.lane,
+        coalesce((select clear_index from a2_clears where session_id = s), 0));
+    end if;
+  end if;
+  r_redriven := is_dead;
+  -- "Is anything pending": the ordered first entry of a2_events_pending (see the header).
+  r_has_pending := (
+    select idx from a2_events
+     where session_id = s and processed_at is null
+       and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     order by idx limit 1) is not null;
+end $$;
+
+-- put_snapshots. The writes are parallel arrays (one write per index, ascending): indexes and
+-- states (a jsonb array); the pins are pairs (checkpoint index, event index) as two parallel
+-- arrays.
+create or replace function a2_put_snapshots(s text, reducer text, now_ms bigint,
+                                            write_indexes bigint[], write_states jsonb,
+                                            pin_checkpoints bigint[], pin_events bigint[])
+returns void language plpgsql as $$
+declare
+  ci bigint;
+  head_index bigint;
+  writes jsonb;
+  latest jsonb;
+  latest_index bigint;
+  final_head bigint;
+  advances boolean;
+  w jsonb;
+  w_index bigint;
+begin
+  -- The two-key lock does not conflict with the session lock.
+  perform pg_advisory_xact_lock(hashtext(s), hashtext(reducer));
+  select boundary.clear_index, head.up_to_index into ci, head_index
+    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
+            as clear_index) boundary
+    left join lateral (
+      select up_to_index from a2_snapshots
+       where session_id = s and reducer_name = reducer
+       for update
+    ) head on true;
+  -- A fold from before the latest clear describes a lifetime that is gone.
+  select coalesce(jsonb_agg(jsonb_build_object('index', w.up_to_index,
+                                                'state', write_states->(w.ord::integer - 1))
+                            order by w.up_to_index), '[]')
+    into writes
+    from unnest(write_indexes) with ordinality as w(up_to_index, ord)
+   where w.up_to_index >= ci;
+  if jsonb_array_length(writes) = 0 then
+    return;
+  end if;
+  if head_index < ci then
+    head_index := null;  -- A stale head counts as absent.
+  end if;
+
+  -- Pins on unfinished events of this lifetime; the event rows are locked, serializing with
+  -- completions and dead-lettering that release pins.
+  with requested as (
+    select pin.up_to_index, pin.event_index
+      from unnest(pin_checkpoints, pin_events) as pin(up_to_index, event_index)
+     where pin.up_to_index >= ci
+  ), events as materialized (
+    select idx from a2_events
+     where session_id = s
+       and idx in (select event_index from requested)
+       and idx > ci
+       and processed_at is null
+       and failed_at is null
+     order by idx
+     for update
+  )
+  insert into a2_snapshot_pins (session_id, reducer_name, up_to_index, event_index)
+  select distinct s, reducer, requested.up_to_index, requested.event_index
+    from requested join events on events.idx = requested.event_index
+  on conflict do nothing;
+
+  latest := writes->(jsonb_array_length(writes) - 1);
+  latest_index := (latest->>'index')::bigint;
+  advances := head_index is null or latest_index > head_index;
+  final_head := case when advances then latest_index else head_index end;
+
+  if advances and head_index is not null and exists(
+       select 1 from a2_snapshot_pins
+        where session_id = s and reducer_name = reducer and up_to_index = head_index) then
+    insert into a2_snapshot_history (session_id, reducer_name, up_to_index, state, updated_at)
+    select session_id, reducer_name, up_to_index, state, updated_at from a2_snapshots
+     where session_id = s and reducer_name = reducer
+    on conflict (session_id, reducer_name, up_to_index)
+      do update set state = excluded.state, updated_at = excluded.updated_at;
+  end if;
+
+  for w in select x from jsonb_array_elements(writes) x loop
+    w_index := (w->>'index')::bigint;
+    continue when w_index >= final_head;
+    if exists(select 1 from a2_snapshot_pins
+               where session_id = s and reducer_name = reducer and up_to_index = w_index) then
+      insert into a2_snapshot_history (session_id, reducer_name, up_to_index, state, updated_at)
+      values (s, reducer, w_index, w->'state', now_ms)
+      on conflict (session_id, reducer_name, up_to_index)
+        do update set state = excluded.state, updated_at = excluded.updated_at;
+    else
+      delete from a2_snapshot_history
+       where session_id = s and reducer_name = reducer and up_to_index = w_index;
+    end if;
+  end loop;
+
+  if head_index is null or latest_index >= head_index then
+    insert into a2_snapshots (session_id, reducer_name, up_to_index, state, updated_at)
+    values (s, reducer, latest_index, latest->'state', now_ms)
+    on conflict (session_id, reducer_name)
+      do update set up_to_index = excluded.up_to_index, state = excluded.state,
+                    updated_at = excluded.updated_at;
+  end if;
+end $$;
+
+-- clear. if_last: the conditional clear's expected head, or null; cause_index/cause_attempt:
+-- the clearing handler's attempt, or null. marker_type is the store's clear_event_type option
+-- (null: 'a2.clear'), the one setting that must match the TypeScript services sharing the
+-- database. Returns r_cleared, r_index (the head after) and r_clear_index.
+create or replace function a2_clear(s text, now_ms bigint, if_last bigint, cause_index bigint,
+                                    cause_attempt bigint, marker_id text, marker_type text,
+                                    out r_cleared boolean, out r_index bigint,
+                                    out r_clear_index bigint)
+language plpgsql as $$
+declare
+  has_cause boolean := cause_index is not null;
+  head bigint;
+  ci bigint;
+  marker bigint;
+  parent record;
+  v_constraint text;
+begin
+  perform pg_advisory_xact_lock(hashtext(s));
+  select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
+         coalesce((select clear_index from a2_clears where session_id = s), 0)
+    into head, ci;
+  -- Causes come before idempotency (Q15).
+  if has_cause then
+    if cause_index <= ci then
+      perform a2_superseded(s, cause_index, cause_attempt);
+    end if;
+    select attempt_count, failed_at into parent from a2_events
+     where session_id = s and idx = cause_index for update;
+    if not found then
+      perform a2_no_event(s, cause_index);
+    end if;
+    if parent.attempt_count <> cause_attempt or parent.failed_at is not null then
+      perform a2_superseded(s, cause_index, cause_attempt);
+    end if;
+  end if;
+  if if_last is not null and ci = if_last + 1 then
+    r_cleared := true; r_index := head; r_clear_index := ci;
+    return;
+  end if;
+  if if_last is not null and if_last <> head then
+    r_cleared := false; r_index := head; r_clear_index := ci;
+    return;
+  end if;
+  if head = 0 or ci = head then
+    r_cleared := true; r_index := head; r_clear_index := ci;
+    return;
+  end if;
+  marker := head + 1;
+  begin
+    insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, cause,
+                           lane, lane_ready, processed_at)
+    values (s, marker, marker_id, coalesce(marker_type, 'a2.clear'), 'null'::jsonb, now_ms, null, null,
+            true, now_ms);
+  exception when unique_violation then
+    get stacked diagnostics v_constraint = constraint_name;
+    if v_constraint = 'a2_events_event_id_key' then
+      -- Q14: any row holding the id blocks the marker, even a stale one of this session.
+      perform a2_duplicate('marker_id_taken', jsonb_build_object('id', marker_id),
+        format('the clear marker id ''%s'' already exists', marker_id));
+    end if;
+    raise;
+  end;
+  -- Releasing a clearing handler's claim makes a claim waiting on its row skip it once this
+  -- commits, instead of re-running the handler.
+  if has_cause then
+    update a2_events set lane_ready = false, claim_holder = null, claim_expires_at = null
+     where session_id = s and idx = cause_index;
+  end if;
+  insert into a2_clears (session_id, clear_index) values (s, marker)
+  on conflict (session_id) do update set clear_index = excluded.clear_index;
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  r_cleared := true; r_index := marker; r_clear_index := marker;
+end $$;
+
+-- reclaim. batch_size: rows deleted at most. Returns r_deleted and r_done. Rows other work holds
+-- are skipped, never waited on, so deletion cannot join a deadlock; a later call takes them.
+create or replace function a2_reclaim(s text, batch_size bigint, out r_deleted bigint,
+                                      out r_done boolean)
+language plpgsql as $$
+declare
+  ci bigint;
+  deleted bigint;
+  skipped bigint;
+begin
+  with boundary as materialized (
+    select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
+  ), batch as materialized (
+    select ctid as row_id from a2_events
+     where session_id = s and idx < (select clear_index from boundary)
+     order by idx
+     limit batch_size
+     for update skip locked
+  ), gone as (
+    delete from a2_events event where event.ctid = any(array(select row_id from batch))
+    returning event.idx
+  ), pins as (
+    delete from a2_snapshot_pins pin
+     where pin.session_id = s and pin.event_index = any(array(select idx from gone))
+  )
+  select (select count(*) from gone), (select clear_index from boundary) into deleted, ci;
+  if ci = 0 then
+    r_deleted := 0; r_done := true;
+    return;
+  end if;
+  if deleted > 0 then
+    r_deleted := deleted; r_done := false;
+    return;
+  end if;
+  if (select idx from a2_events where session_id = s and idx < ci order by idx limit 1)
+     is not null then
+    r_deleted := 0; r_done := false;
+    return;
+  end if;
+  with pins as materialized (
+    select ctid from a2_snapshot_pins
+     where session_id = s and up_to_index < ci
+     for update skip locked
+  ), history as materialized (
+    select ctid from a2_snapshot_history
+     where session_id = s and up_to_index < ci
+     for update skip locked
+  ), heads as materialized (
+    select ctid from a2_snapshots
+     where session_id = s and up_to_index < ci
+     for update skip locked
+  ), gone_pins as (
+    delete from a2_snapshot_pins target where target.ctid = any(array(select ctid from pins))
+  ), gone_history as (
+    delete from a2_snapshot_history target
+     where target.ctid = any(array(select ctid from history))
+  ), gone_heads as (
+    delete from a2_snapshots target where target.ctid = any(array(select ctid from heads))
+  )
+  select (select count(*) from a2_snapshot_pins where session_id = s and up_to_index < ci)
+       + (select count(*) from a2_snapshot_history where session_id = s and up_to_index < ci)
+       + (select count(*) from a2_snapshots where session_id = s and up_to_index < ci)
+       - (select count(*) from pins)
+       - (select count(*) from history)
+       - (select count(*) from heads)
+    into skipped;
+  r_deleted := 0; r_done := skipped = 0;
+end $$;
+
+-- patch_presence. new_state JSON null (or SQL null) removes the participant. Returns the live
+-- map as jsonb.
+create or replace function a2_patch_presence(s text, new_participant text, new_state jsonb,
+                                             ttl_ms bigint, now_ms bigint, new_source text)
+returns jsonb language plpgsql as $$
+begin
+  delete from a2_presence where ns = s and expires_at <= now_ms;
+  if new_state is null or jsonb_typeof(new_state) = 'null' then
+    delete from a2_presence where ns = s and participant = new_participant;
+  else
+    insert into a2_presence (ns, participant, state, source, expires_at)
+    values (s, new_participant, new_state, new_source, now_ms + ttl_ms)
+    on conflict (ns, participant) do update
+      set state = excluded.state, source = excluded.source, expires_at = excluded.expires_at;
+  end if;
+  return coalesce((select jsonb_object_agg(participant, state) from a2_presence
+                    where ns = s and expires_at > now_ms), '{}'::jsonb);
+end $$;
