@@ -3,9 +3,11 @@
 // (one round trip in autocommit), every read one statement of sql/<stem>.sql.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -40,6 +42,16 @@ namespace calls = detail::calls;
 
 // sql/schema.sql's version (docs/postgres-layout.md#schema-version-2); it migrates version 1.
 constexpr int kSchemaVersion = 2;
+
+// The mark open() leaves on a schema set up by `schema_sql`: its version and a 64-bit FNV-1a
+// digest of the text. Stable across processes and builds of the same text.
+std::string schema_mark(std::string_view schema_sql) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : schema_sql) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "a2 schema version " + std::to_string(kSchemaVersion) + ", schema.sql fnv1a-64 " + hex;
+}
 // The default command_timeout: statement_timeout plus this, or the fixed value when the
 // statement_timeout is 0 (none).
 constexpr std::int64_t kCommandTimeoutMargin = 5000;
@@ -372,7 +384,17 @@ std::unique_ptr<Store> open(const Options& options) {
     pqxx::work tx(conn->get());
     tx.exec_params("select pg_advisory_xact_lock(hashtext('a2 schema ' || $1))", options.schema);
     tx.exec("create schema if not exists \"" + options.schema + "\"");
-    tx.exec(std::string(a2::detail::sql::kSchema.text));
+    // schema.sql runs only when the schema was not set up by this exact text before: re-creating
+    // ~30 functions on every start costs a start ~100 ms of DDL and every connection of every
+    // process its cached plans. The mark is the comment on a2_schema_version
+    // (docs/postgres-layout.md#schema).
+    const std::string mark = schema_mark(a2::detail::sql::kSchema.text);
+    const auto current =
+        tx.exec("select obj_description(to_regclass('a2_schema_version'), 'pg_class')")[0][0];
+    if (current.is_null() || current.c_str() != mark) {
+      tx.exec(std::string(a2::detail::sql::kSchema.text));
+      tx.exec("comment on table a2_schema_version is " + tx.quote(mark));
+    }
     auto version = tx.exec("select max(version) from a2_schema_version")[0][0].as<int>();
     if (version != kSchemaVersion)
       throw Unavailable("a2 postgres open: schema '" + options.schema + "' has version " +

@@ -226,6 +226,8 @@ TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres]
     (void)store->append("s", {e});
   }
   sql(schema, "insert into a2_schema_version (version) values (3)");
+  // A later version leaves its own mark, so this library applies its schema.sql again.
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version 3, schema.sql fnv1a-64 0'");
   // Stands for what a later version changed: applying this library's schema.sql re-creates it,
   // unless the refused open rolls back.
   sql(schema, "drop function a2_release_claims(text, text, bigint, bigint[], bigint[])");
@@ -240,6 +242,34 @@ TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres]
   CHECK(overloads(schema, "a2_release_claims") == "0");
   CHECK(versions(schema) == "2,3");
   CHECK(sql(schema, "select count(*) from a2_events") == "1");
+}
+
+TEST_CASE("open applies schema.sql only to a schema without this text's mark",
+          "[postgres][migration]") {
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  // pg_proc.xmin changes when a function is created or replaced: it tells whether an open ran
+  // the DDL.
+  const std::string function_version =
+      "select xmin::text from pg_proc where proname = 'a2_append_one' and pronamespace = '\"" +
+      schema + "\"'::regnamespace";
+  (void)open_at(schema, clock);
+  const std::string mark = sql(schema, "select obj_description('a2_schema_version'::regclass)");
+  CHECK(mark.rfind("a2 schema version 2, schema.sql fnv1a-64 ", 0) == 0);
+  const std::string first = sql(schema, function_version);
+  REQUIRE_FALSE(first.empty());
+
+  (void)open_at(schema, clock);  // The same text: no DDL.
+  CHECK(sql(schema, function_version) == first);
+
+  sql(schema, "comment on table a2_schema_version is null");  // Mark removed: applied again.
+  auto store = open_at(schema, clock);
+  CHECK(sql(schema, function_version) != first);
+  CHECK(sql(schema, "select obj_description('a2_schema_version'::regclass)") == mark);
+  a2::NewEvent e;
+  e.id = "e1";
+  e.type = "t";
+  CHECK(store->append("s", {e}).events.at(0).index == 1);
 }
 
 }  // namespace
