@@ -120,7 +120,7 @@ TEST_CASE("renew_result decodes counts and indexes as integers or text", "[redis
 }
 
 TEST_CASE("apply_columns reads the original package's metadata columns", "[redis][decoder]") {
-  // p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e
+  // p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e, then a2's av
   std::vector<Reply> values = {s("1700000000005.999"),
                                s("1"),
                                s("{}"),
@@ -133,9 +133,10 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
                                i(3),
                                s("3"),
                                s("3"),
-                               s("boom \xE2\x9C\x93")};
-  std::array<const Reply*, 13> columns{};
-  for (std::size_t c = 0; c < 13; ++c) columns[c] = &values[c];
+                               s("boom \xE2\x9C\x93"),
+                               s("1700000000010.7")};
+  std::array<const Reply*, 14> columns{};
+  for (std::size_t c = 0; c < 14; ++c) columns[c] = &values[c];
   StoredEvent e;
   codec::apply_columns("read", e, columns);
   CHECK(e.processed_at == 1700000000005);
@@ -149,6 +150,7 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
   CHECK(e.last_failed_attempt == 3);
   CHECK(e.attempt_count == 3);
   CHECK(e.failure_count == 3);
+  CHECK(e.available_at == 1700000000010);  // Lenient like the other times: truncated.
   // Every column absent: defaults.
   Reply absent;
   for (auto& c : columns) c = &absent;
@@ -156,6 +158,7 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
   codec::apply_columns("read", empty, columns);
   CHECK(empty.attempt_count == 0);
   CHECK(empty.returned_event_ids == std::nullopt);
+  CHECK(empty.available_at == std::nullopt);
 }
 
 TEST_CASE("stream entries decode fractional created_at, any cause key order and surrogates",

@@ -55,6 +55,7 @@ Call ClaimAvailable::encode(const Keys& k) const {
   c.keys = {k.log(session),     k.count(session), k.meta(session),
             k.pending(session), k.ready(session), k.meta_split(session)};
   c.argv = {std::string(holder), decimal(now), decimal(expires_at),
+            max_events ? decimal(*max_events) : std::string(),
             decimal(static_cast<std::int64_t>(exclude.size()))};
   for (auto i : exclude) c.argv.push_back(decimal(i));
   return c;

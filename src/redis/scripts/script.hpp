@@ -14,6 +14,7 @@
 // of an earlier ARGV of that name.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,10 @@ Reply run(Connection& c, std::string_view op, const Keys& keys, const Args& args
 
 inline std::string decimal(std::int64_t v) { return std::to_string(v); }
 inline std::string flag(bool v) { return v ? "1" : "0"; }
+// A delay argument (an event's `av`): the time when it is after now, else '' (a time not after now
+// means "at once" and stores nothing, docs/semantics.md#delayed-work).
+inline std::string delay(std::int64_t now, std::optional<std::int64_t> at) {
+  return at && *at > now ? decimal(*at) : std::string();
+}
 
 }  // namespace a2::redis::detail::scripts
