@@ -134,6 +134,7 @@ inline Json to_json(const StoredEvent& e) {
             {"last_failed_attempt", opt(e.last_failed_attempt)},
             {"last_error", opt(e.last_error)},
             {"failed_at", opt(e.failed_at)},
+            {"available_at", opt(e.available_at)},
             {"clear_index", opt(e.clear_index)}};
   j["cause"] = e.cause ? Json{{"index", e.cause->index}, {"attempt", e.cause->attempt}} : Json();
   return j;

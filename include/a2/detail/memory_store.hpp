@@ -215,8 +215,10 @@ class MemoryStore final : public Store {
     for (std::size_t i = 0; i < events.size(); ++i) {
       NewEvent& e = events[i];
       write_event(s,
-                  new_row(session_id, base + 1 + static_cast<std::int64_t>(i), *e.id,
-                          std::move(e.type), std::move(e.payload), e.cause, e.lane, e.settled, now),
+                  scheduled(new_row(session_id, base + 1 + static_cast<std::int64_t>(i), *e.id,
+                                    std::move(e.type), std::move(e.payload), e.cause, e.lane,
+                                    e.settled, now),
+                            e.available_at_ms, now),
                   e.settled, now);
       result.events.push_back(s.events.at(base + 1 + static_cast<std::int64_t>(i)));
     }
@@ -311,11 +313,20 @@ class MemoryStore final : public Store {
                                           request.exclude_indexes.end());
     ClaimResult result;
     std::optional<std::int64_t> retry_at;
+    auto wait_until = [&](std::int64_t t) { retry_at = std::min(retry_at.value_or(t), t); };
     for (std::int64_t index : ready_indexes(s)) {
       if (excluded.count(index)) continue;  // Ignored entirely (Q10).
+      // The limit reached: later candidates are neither claimed nor looked at.
+      if (request.max_events &&
+          static_cast<std::int64_t>(result.events.size()) >= *request.max_events)
+        break;
       StoredEvent& e = s.events.at(index);
-      if (e.claim_expires_at && *e.claim_expires_at > now) {
-        retry_at = std::min(retry_at.value_or(*e.claim_expires_at), *e.claim_expires_at);
+      if (e.claim_expires_at && *e.claim_expires_at > now) {  // Held.
+        wait_until(*e.claim_expires_at);
+        continue;
+      }
+      if (e.available_at && *e.available_at > now) {  // Delayed.
+        wait_until(*e.available_at);
         continue;
       }
       e.attempt_count += 1;
@@ -369,6 +380,60 @@ class MemoryStore final : public Store {
     }
     result.superseded.insert(result.superseded.end(), cleared.begin(), cleared.end());
     return result;
+  }
+
+  // docs/semantics.md#release_claims: a live lease of this holder at this attempt ends without a
+  // failure; everything else is not_held. An index is in exactly one list: released if any of its
+  // listed claims released it. Both lists ascending.
+  ReleaseResult do_release_claims(const ReleaseRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("release_claims");
+    const std::int64_t now = clock().now_ms();
+    MemorySession* s = find_session(request.session_id);
+    std::set<std::int64_t> released;
+    std::set<std::int64_t> listed;
+    for (const ClaimRef& claim : request.claims) {
+      listed.insert(claim.index);
+      if (!s || claim.index <= s->clear_index || claim.index > s->head) continue;
+      StoredEvent& e = s->events.at(claim.index);
+      if (e.processed_at || e.failed_at || e.attempt_count != claim.attempt || !e.claim_holder ||
+          *e.claim_holder != request.holder || !e.claim_expires_at || *e.claim_expires_at <= now)
+        continue;
+      e.claim_holder.reset();
+      e.claim_expires_at.reset();
+      released.insert(claim.index);
+    }
+    ReleaseResult result;
+    result.released.assign(released.begin(), released.end());
+    for (std::int64_t index : listed)
+      if (!released.count(index)) result.not_held.push_back(index);
+    return result;
+  }
+
+  // docs/semantics.md#held_claims: the live leases of `holder` above the boundary, ascending.
+  std::vector<HeldClaim> do_held_claims(const std::string& session_id,
+                                        const std::string& holder) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("held_claims");
+    const std::int64_t now = clock().now_ms();
+    const MemorySession& s = session_view(session_id);
+    std::vector<HeldClaim> out;
+    for (std::int64_t index : s.pending) {  // Unsettled events above the boundary.
+      const StoredEvent& e = s.events.at(index);
+      if (e.failed_at || !e.claim_holder || *e.claim_holder != holder || !e.claim_expires_at ||
+          *e.claim_expires_at <= now)
+        continue;
+      out.push_back({index, e.attempt_count, *e.claim_expires_at});
+    }
+    return out;
+  }
+
+  // docs/semantics.md#head.
+  HeadResult do_head(const std::string& session_id) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("head");
+    const MemorySession& s = session_view(session_id);
+    return {s.head, s.clear_index};
   }
 
   // ---- completion (docs/semantics.md#complete_attempt) ------------------------------------------
@@ -441,10 +506,12 @@ class MemoryStore final : public Store {
     const std::int64_t base = s->head;
     for (std::size_t i = 0; i < request.events.size(); ++i) {
       const ChildEvent& c = request.events[i];
-      write_event(*s,
-                  new_row(sid, base + 1 + static_cast<std::int64_t>(i), *c.id, c.type, c.payload,
-                          EventCause{request.index, request.attempt}, c.lane, c.settled, now),
-                  c.settled, now);
+      write_event(
+          *s,
+          scheduled(new_row(sid, base + 1 + static_cast<std::int64_t>(i), *c.id, c.type, c.payload,
+                            EventCause{request.index, request.attempt}, c.lane, c.settled, now),
+                    c.available_at_ms, now),
+          c.settled, now);
       result.events.push_back(s->events.at(base + 1 + static_cast<std::int64_t>(i)));
     }
     if (!request.events.empty()) core_->changed.notify_all();
@@ -479,10 +546,16 @@ class MemoryStore final : public Store {
     e.claim_holder.reset();
     e.claim_expires_at.reset();
     if (e.failure_count >= request.max_failures) {
-      e.failed_at = now;  // Stays pending (blocks its lane); leaves the ready set.
+      e.failed_at = now;       // Stays pending (blocks its lane); leaves the ready set.
+      e.available_at.reset();  // A dead letter ignores retry_at_ms.
       release_pins(*s, request.index);
       return {FailVerdict::dead_lettered, e.failure_count};
     }
+    // Claimable again at once, or from a later retry_at_ms (docs/semantics.md#delayed-work).
+    if (request.retry_at_ms && *request.retry_at_ms > now)
+      e.available_at = *request.retry_at_ms;
+    else
+      e.available_at.reset();
     return {FailVerdict::failed, e.failure_count};
   }
 
@@ -743,8 +816,18 @@ class MemoryStore final : public Store {
     s.head = index;
   }
 
+  // Scheduled work (docs/semantics.md#delayed-work): an unsettled row with available_at_ms after
+  // now stores it; a time not after now stores nothing. (The validator refuses it on settled rows.)
+  static StoredEvent scheduled(StoredEvent row, std::optional<std::int64_t> available_at_ms,
+                               std::int64_t now) {
+    if (!row.processed_at && available_at_ms && *available_at_ms > now)
+      row.available_at = *available_at_ms;
+    return row;
+  }
+
   // Ready events, ascending: pending, not dead-lettered, and unlaned or the lowest-index pending
-  // event of its lane (a dead-lettered lane head blocks its lane).
+  // event of its lane (a dead-lettered lane head blocks its lane; a delayed one is ready and
+  // delays its lane).
   static std::vector<std::int64_t> ready_indexes(const MemorySession& s) {
     std::vector<std::int64_t> out;
     std::set<std::string> lanes_with_head;
