@@ -8,7 +8,7 @@
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] n, then per claim:
 -- ARGV[3 + 2i - 1] index, ARGV[3 + 2i] attempt
 -- Returns { releasedCount, releasedIndex..., notHeldIndex... }: every listed index exactly once
--- (a listed index that one of its entries releases is released), in request order.
+-- (a listed index that one of its entries releases is released), each list ascending.
 -- A claim is released iff boundary < index <= head, the event is neither processed nor
 -- dead-lettered, attemptCount EQUALS the attempt, the holder matches and the lease is live
 -- (ce > now). Commands: one MGET, one HMGET per metadata hash read, one HDEL per hash written.
@@ -29,6 +29,7 @@ for i = 1, n do
     if idx > boundary and idx <= total then fields[#fields + 1] = field end
   end
 end
+table.sort(order, function(a, b) return tonumber(a) < tonumber(b) end)
 local rows = read_fields(fields, { 'd', 'ce', 'p', 'f', 'ch' })
 local released = {}
 for i = 1, n do
