@@ -153,6 +153,10 @@ class ModelRun {
       verdict = result["error"].get<std::string>();
     } else if (result["ok"].is_object() && result["ok"].contains("verdict")) {
       verdict = result["ok"]["verdict"].get<std::string>();
+    } else if (kind == "release") {
+      verdict = !result["ok"]["released"].empty()   ? "released"
+                : !result["ok"]["not_held"].empty() ? "not_held"
+                                                    : "none";
     }
     ++tally_[kind + ":" + verdict];
   }
@@ -164,21 +168,28 @@ class ModelRun {
 
   void one_step() {
     int roll = pick(100);
-    if (roll < 22) return op_append();
-    if (roll < 26) return op_replay_append();
-    if (roll < 40) return op_claim();
-    if (roll < 44) return op_renew();
-    if (roll < 56) return op_complete();
-    if (roll < 59) return op_replay_complete();
-    if (roll < 67) return op_fail();
-    if (roll < 71) return op_redrive();
-    if (roll < 76) return op_put_snapshots();
-    if (roll < 80) return op_read_state();
-    if (roll < 83) return op_clear();
-    if (roll < 86) return op_reclaim();
-    if (roll < 88) return op_read_tail();
+    if (roll < 20) return op_append();
+    if (roll < 24) return op_replay_append();
+    if (roll < 38) return op_claim();
+    if (roll < 42) return op_renew();
+    if (roll < 45) return op_release();
+    if (roll < 47) return op_held_claims_and_head();
+    if (roll < 58) return op_complete();
+    if (roll < 61) return op_replay_complete();
+    if (roll < 69) return op_fail();
+    if (roll < 73) return op_redrive();
+    if (roll < 77) return op_put_snapshots();
+    if (roll < 81) return op_read_state();
+    if (roll < 84) return op_clear();
+    if (roll < 87) return op_reclaim();
+    if (roll < 89) return op_read_tail();
     return op_advance_clock();
   }
+
+  // Both sides' clocks move together; this is their common now.
+  std::int64_t now() { return ref_.fixture.clock->now_ms(); }
+  // A time near now for delayed work: mostly ahead (up to 3 s), sometimes now or in the past.
+  std::int64_t near_now() { return now() - 500 + pick(3500); }
 
   void op_advance_clock() {
     std::int64_t ms = chance(50) ? pick(2000) : pick(40000);
@@ -196,6 +207,8 @@ class ModelRun {
       e.payload = {{"n", next_id_}, {"s", s}};
       e.lane = any_lane();
       e.settled = chance(20);
+      // Scheduled work; on a settled event it is invalid_argument (rarely drawn).
+      if (chance(e.settled ? 2 : 15)) e.available_at_ms = near_now();
       if (chance(12) && !claims_.empty()) {
         const auto& c = claims_[static_cast<std::size_t>(pick(static_cast<int>(claims_.size())))];
         if (c.session == s) e.cause = EventCause{c.index, c.attempt + (chance(20) ? 1 : 0)};
@@ -235,16 +248,24 @@ class ModelRun {
     std::string holder = "w" + std::to_string(1 + pick(3));
     std::vector<std::int64_t> exclude;
     if (chance(15) && head(s) > 0) exclude.push_back(1 + pick(static_cast<int>(head(s))));
+    std::optional<std::int64_t> max_events;
+    if (chance(50)) max_events = 1 + pick(3);
     Json r = both("claim " + s, [&](Store& st) {
       auto res = st.claim_available({.session_id = s,
                                      .holder = holder,
                                      .ttl_ms = 30'000,
                                      .expires_at_ms = std::nullopt,
-                                     .exclude_indexes = exclude});
+                                     .exclude_indexes = exclude,
+                                     .max_events = max_events});
       return Json{{"verdict", std::string(to_string(res.verdict))},
                   {"events", rows_json(res.events)},
                   {"retry_at", res.verdict == ClaimVerdict::busy ? res.retry_at : 0}};
     });
+    if (r.contains("ok")) {
+      const Json& ok = r["ok"];
+      if (max_events) REQUIRE(static_cast<std::int64_t>(ok["events"].size()) <= *max_events);
+      if (ok["verdict"] == "busy") REQUIRE(ok["retry_at"].get<std::int64_t>() > now());
+    }
     if (r.contains("ok"))
       for (const auto& e : r["ok"]["events"])
         claims_.push_back({s, e["index"].get<std::int64_t>(), e["attempt_count"].get<std::int64_t>(),
@@ -276,6 +297,54 @@ class ModelRun {
     });
   }
 
+  // Releases claims: some the holder holds (read by held_claims), some drawn from earlier
+  // claims (stale, foreign or lapsed ones included), sometimes by another holder.
+  void op_release() {
+    const ClaimInfo* drawn = any_claim();
+    if (!drawn) return op_claim();
+    const ClaimInfo c = *drawn;
+    const std::string s = c.session;
+    std::string holder = chance(70) ? c.holder : "w" + std::to_string(1 + pick(3));
+    std::vector<ClaimRef> claims;
+    for (const auto& h : ref_.store().held_claims(s, holder))
+      if (chance(60)) claims.push_back({h.index, h.attempt});
+    if (claims.empty() || chance(50)) claims.push_back({c.index, c.attempt});
+    if (chance(10)) holder = "w9";
+    both("release " + s, [&](Store& st) {
+      auto res = st.release_claims({.session_id = s, .holder = holder, .claims = claims});
+      auto released = res.released;
+      auto not_held = res.not_held;
+      std::sort(released.begin(), released.end());
+      std::sort(not_held.begin(), not_held.end());
+      return Json{{"released", released}, {"not_held", not_held}};
+    });
+  }
+
+  // held_claims and head, compared with the reference and with what the rows say.
+  void op_held_claims_and_head() {
+    const auto& s = any_session();
+    std::string holder = "w" + std::to_string(1 + pick(3));
+    Json held = both("held_claims " + s, [&](Store& st) {
+      Json out = Json::array();
+      for (const auto& h : st.held_claims(s, holder))
+        out.push_back(Json::array({h.index, h.attempt, h.expires_at}));
+      return out;
+    })["ok"];
+    Json h = both("head " + s, [&](Store& st) {
+      auto r = st.head(s);
+      return Json{{"head_index", r.head_index}, {"clear_index", r.clear_index}};
+    })["ok"];
+    INFO("held_claims and head of " << s << " at step " << step_ << " (seed " << seed_ << ")");
+    REQUIRE(h["head_index"].get<std::int64_t>() == head(s));
+    const std::int64_t boundary = h["clear_index"].get<std::int64_t>();
+    Json expected = Json::array();
+    for (const auto& e : ref_.store().read(s))
+      if (e.index > boundary && !e.processed_at && !e.failed_at && e.claim_holder == holder &&
+          *e.claim_expires_at > now())
+        expected.push_back(Json::array({e.index, e.attempt_count, *e.claim_expires_at}));
+    REQUIRE(held == expected);
+  }
+
   void op_complete() {
     const ClaimInfo* c = any_claim();
     if (!c) return op_claim();
@@ -289,6 +358,7 @@ class ModelRun {
       ch.payload = {{"of", info.index}};
       ch.lane = any_lane();
       ch.settled = chance(40);
+      if (!ch.settled && chance(20)) ch.available_at_ms = near_now();
       children.push_back(std::move(ch));
     }
     CompleteRequest req{.session_id = info.session,
@@ -321,12 +391,15 @@ class ModelRun {
     if (!c) return op_claim();
     ClaimInfo info = *c;
     std::int64_t max_failures = 1 + pick(3);
+    std::optional<std::int64_t> retry_at_ms;
+    if (chance(40)) retry_at_ms = near_now();
     both("fail " + info.session, [&](Store& st) {
       auto res = st.fail_attempt({.session_id = info.session,
                                   .index = info.index,
                                   .attempt = info.attempt,
                                   .error = "boom " + std::to_string(step_),
-                                  .max_failures = max_failures});
+                                  .max_failures = max_failures,
+                                  .retry_at_ms = retry_at_ms});
       return Json{{"verdict", std::string(to_string(res.verdict))},
                   {"failure_count", res.failure_count}};
     });
@@ -497,9 +570,10 @@ class ModelRun {
         REQUIRE(r["first_claimed_at"].get<std::int64_t>() <= r["last_claimed_at"].get<std::int64_t>());
       REQUIRE(r["attempt_count"].get<std::int64_t>() >= attempts_[key]);
       attempts_[key] = r["attempt_count"].get<std::int64_t>();
-      // 14: a dead letter has no claim.
+      // 14: a dead letter has no claim (and no delay: docs/semantics.md#delayed-work).
       if (!r["failed_at"].is_null() && !processed) {
         REQUIRE(r["claim_holder"].is_null());
+        REQUIRE(r["available_at"].is_null());
         REQUIRE(r["failure_count"].get<std::int64_t>() >= 1);
         dead.insert(index);
       }

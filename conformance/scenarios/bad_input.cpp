@@ -468,5 +468,109 @@ TEST_CASE("patch_presence and read_presence refuse bad input and change nothing"
   }
 }
 
+TEST_CASE(
+    "bounded claims, release_claims, held_claims, head and delayed work refuse bad input and "
+    "change nothing",
+    "[claim][release][held_claims][head][delayed][bad_input][S172]") {
+  auto f = seeded();
+  Store& s = *f;
+  (void)s.append("s", {ev_id("e5")});  // Claimable: a claim that slipped through would change it.
+  const std::vector<std::int64_t> bad_times = {-1, -kT0, -kBeyondSafe, kBeyondSafe};
+  SECTION("max_events 0, negative or beyond 2^53-1") {
+    for (std::int64_t max : {std::int64_t{0}, std::int64_t{-1}, -kBeyondSafe, kBeyondSafe}) {
+      INFO("max_events " << max);
+      auto req = claim_req();
+      req.max_events = max;
+      require_invalid_and_unchanged(s, [&] { (void)s.claim_available(req); });
+    }
+  }
+  SECTION("retry_at_ms negative or beyond 2^53-1") {
+    for (std::int64_t t : bad_times) {
+      INFO("retry_at_ms " << t);
+      require_invalid_and_unchanged(s, [&] {
+        (void)s.fail_attempt({.session_id = "s",
+                              .index = 1,
+                              .attempt = 1,
+                              .error = "e",
+                              .max_failures = 3,
+                              .retry_at_ms = t});
+      });
+    }
+  }
+  SECTION("available_at_ms negative or beyond 2^53-1, on an event or a child") {
+    for (std::int64_t t : bad_times) {
+      INFO("available_at_ms " << t);
+      NewEvent e = ev_id("n");
+      e.available_at_ms = t;
+      require_invalid_and_unchanged(s, [&] { (void)s.append("s", {ev_id("n0"), e}); });
+      ChildEvent c = child("k");
+      c.available_at_ms = t;
+      require_invalid_and_unchanged(s, [&] {
+        (void)s.complete_attempt({.session_id = "s", .index = 1, .attempt = 1, .events = {c}});
+      });
+    }
+  }
+  SECTION("available_at_ms on a settled event or a settled child") {
+    for (std::int64_t t : {kT0 + 1000, kT0, std::int64_t{0}}) {
+      INFO("available_at_ms " << t);
+      NewEvent e = settled(ev_id("n"));
+      e.available_at_ms = t;
+      require_invalid_and_unchanged(s, [&] { (void)s.append("s", {e}); });
+      ChildEvent c = child("k");
+      c.settled = true;
+      c.available_at_ms = t;
+      require_invalid_and_unchanged(s, [&] {
+        (void)s.complete_attempt(
+            {.session_id = "s", .index = 1, .attempt = 1, .events = {child("k0"), c}});
+      });
+    }
+  }
+  SECTION("release_claims: session ids, holders, claim lists over kMaxListedIndexes, indexes") {
+    auto release = [&](std::string session, std::string holder, std::vector<ClaimRef> claims) {
+      (void)s.release_claims(
+          {.session_id = std::move(session), .holder = std::move(holder), .claims = claims});
+    };
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { release(v, "w1", {{1, 1}}); });
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { release(v, "w1", {}); });
+    each_invalid(s, bad_texts(kMaxHolderBytes), [&](const std::string& v) {
+      release("s", v, {{1, 1}});
+    });
+    each_invalid(s, bad_texts(kMaxHolderBytes), [&](const std::string& v) { release("s", v, {}); });
+    std::vector<ClaimRef> many(kMaxListedIndexes + 1, ClaimRef{1, 1});
+    require_invalid_and_unchanged(s, [&] { release("s", "w1", many); });
+    require_invalid_and_unchanged(s, [&] { release("s", "w1", {{1, 1}, {kBeyondSafe, 1}}); });
+    require_invalid_and_unchanged(s, [&] { release("s", "w1", {{1, 1}, {2, kBeyondSafe}}); });
+    require_invalid_and_unchanged(s, [&] { release("s", "w1", {{-kBeyondSafe, 1}, {1, 1}}); });
+  }
+  SECTION("held_claims: session ids and holders; head: session ids") {
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { (void)s.held_claims(v, "w1"); });
+    each_invalid(s, bad_texts(kMaxHolderBytes),
+                 [&](const std::string& v) { (void)s.held_claims("s", v); });
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { (void)s.head(v); });
+  }
+  SECTION("a release of no claims returns two empty lists and changes nothing") {
+    const auto before = world(s);
+    auto r = s.release_claims({.session_id = "s", .holder = "w1", .claims = {}});
+    REQUIRE(r.released.empty());
+    REQUIRE(r.not_held.empty());
+    REQUIRE(world(s) == before);
+  }
+  SECTION("a retry or scheduled time in the past is not bad input: it means now") {
+    auto r = s.fail_attempt({.session_id = "s",
+                             .index = 1,
+                             .attempt = 1,
+                             .error = "e",
+                             .max_failures = 3,
+                             .retry_at_ms = 0});
+    REQUIRE(r.verdict == FailVerdict::failed);
+    REQUIRE_FALSE(row(s, "s", 1).available_at.has_value());
+    NewEvent e = ev_id("n");
+    e.available_at_ms = 0;
+    auto a = s.append("s", {e});
+    REQUIRE(a.events.size() == 1);
+    REQUIRE_FALSE(a.events.front().available_at.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace a2::conformance
