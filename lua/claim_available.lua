@@ -10,7 +10,7 @@
 -- ARGV[5] excludedCount  ARGV[5 + i] excluded index
 -- Returns { 'claimed', count, (attempt, failureCount, lastError|false, firstClaimedAt,
 --   lastClaimedAt, lastFailedAt|false, lastFailedAttempt|false, holder, expiresAt,
---   streamEntry) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
+--   streamEntry, availableAt|false) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
 --   { 'missing', index }
 -- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
 -- candidates after the maxEvents-th claim are not looked at.
@@ -103,6 +103,7 @@ if FAST_PATH and ARGV[5] == '0' then
         result[r + 8] = holder
         result[r + 9] = expires_at
         result[r + 10] = entries[1]
+        result[r + 11] = values[at + 8] or false
         claimed = claimed + 1
         if claimed == limit then break end
       end
@@ -159,7 +160,8 @@ for _, field in ipairs(candidates) do
       row[7] or false,
       ARGV[1],
       ARGV[3],
-      entries[1]
+      entries[1],
+      row[8] or false
     }
     if #claimed == limit then break end
   end

@@ -281,7 +281,8 @@ TEST_CASE(
       "test", "d", t.both_ways(ClaimAvailable{"d", "h1", ++now, now + kTtl, {}}));
   REQUIRE(delayed.verdict == a2::ClaimVerdict::busy);
   CHECK(delayed.retry_at == now - 3 + 2'000);  // The earliest av, before the lease of 2.
-  t.same_way(scripts::FailAttempt{"d", 2, 1, "later", 3, ++now, now + 1'000});
+  const std::int64_t retry_at = now + 1 + 1'000;
+  t.same_way(scripts::FailAttempt{"d", 2, 1, "later", 3, ++now, retry_at});
   const auto retry = ClaimAvailable::decode(
       "test", "d", t.both_ways(ClaimAvailable{"d", "h1", ++now, now + kTtl, {}}));
   REQUIRE(retry.verdict == a2::ClaimVerdict::busy);
@@ -291,6 +292,7 @@ TEST_CASE(
   REQUIRE(after.events.size() == 1);
   CHECK(after.events[0].index == 2);
   CHECK(after.events[0].attempt_count == 2);
+  CHECK(after.events[0].available_at == retry_at);  // The claim leaves the past delay.
   std::vector<a2::ChildEvent> later{child("dk1"), child("dk2")};
   later[1].available_at_ms = now + 10'000;
   t.both_ways(CompleteAttempt{"d", ++now, 2, 2, later});  // Hands off: a scheduled child.

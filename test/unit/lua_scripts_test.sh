@@ -135,7 +135,7 @@ expect "cause index 0" "superseded|0" \
 
 # --- claim / renew -----------------------------------------------------------------------------
 expect "claim both ready events" \
-  'claimed|2|1|0||1000|1000|||w|2000|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L|1|0||1000|1000|||w|2000|2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane||0' \
+  'claimed|2|1|0||1000|1000|||w|2000|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L||1|0||1000|1000|||w|2000|2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane|||0' \
   ev claim_available 6 $(base_keys) w 1000 2000 '' 0
 expect "claim metadata" "1|1000|1000|w|2000" cli HMGET "$(k meta):0" 1:d 1:fc 1:lc 1:ch 1:ce
 expect "claim while leased" "busy|2000" ev claim_available 6 $(base_keys) w 1500 2500 '' 0
