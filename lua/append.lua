@@ -1,12 +1,13 @@
 -- SPDX-License-Identifier: MIT
 -- @keys log count meta pending ready meta-split id*n
--- @argv session now n {id type payload cause lane settled}*n notify origin
+-- @argv session now n {id type payload cause lane settled available_at}*n notify origin
 -- Appends a batch of events to a session (docs/semantics.md#append), or recognises a replay of one.
 -- KEYS[1] log (p:S:log)  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] meta-split  KEYS[6 + i] id key of event i (p:ids:<escaped id>), i = 1..n
--- ARGV[1] session id  ARGV[2] now ms  ARGV[3] n, then 6 per event: id, type, payloadJson,
--- causeJson|'', lane|'', settled '1'|'0'; then ARGV[4 + 6n] notify channel,
--- ARGV[5 + 6n] originIndex|''
+-- ARGV[1] session id  ARGV[2] now ms  ARGV[3] n, then 7 per event: id, type, payloadJson,
+-- causeJson|'', lane|'', settled '1'|'0', availableAt|'' (set only on an unsettled event and only
+-- when after now: the event's `av`, docs/semantics.md#delayed-work); then ARGV[4 + 7n] notify
+-- channel, ARGV[5 + 7n] originIndex|''
 -- Returns { 'empty', hasPending } | { 'ok', firstIndex, hasPending } |
 --   { 'dup', hasPending, index... } | { 'partial', ownedCount } | { 'foreign', id } |
 --   { 'no_parent', causeIndex } | { 'superseded', causeIndex } | { 'cleared', originIndex }
@@ -15,7 +16,8 @@
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5]
 local n = tonumber(ARGV[3])
 --#include json.lua
--- Fast path, the common append: unsettled events without cause or lane, no origin, fresh ids.
+-- Fast path, the common append: unsettled events without cause, lane or availableAt, no origin,
+-- fresh ids.
 -- It runs before the general code below defines its functions and tables, so it pays for none
 -- of them, and it issues exactly the commands the general path would, with the same arguments
 -- in the same order (MGET, XADD per event, MSET, ZADD pending, ZADD ready, PUBLISH). When an id
@@ -24,10 +26,10 @@ local n = tonumber(ARGV[3])
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
 local fast_values = nil
-if FAST_PATH and n > 0 and n <= 100 and ARGV[5 + n * 6] == '' then
+if FAST_PATH and n > 0 and n <= 100 and ARGV[5 + n * 7] == '' then
   local fast = true
-  for o = 3, 3 + (n - 1) * 6, 6 do
-    if ARGV[o + 4] ~= '' or ARGV[o + 5] ~= '' or ARGV[o + 6] ~= '0' then
+  for o = 3, 3 + (n - 1) * 7, 7 do
+    if ARGV[o + 4] ~= '' or ARGV[o + 5] ~= '' or ARGV[o + 6] ~= '0' or ARGV[o + 7] ~= '' then
       fast = false
       break
     end
@@ -54,7 +56,7 @@ if FAST_PATH and n > 0 and n <= 100 and ARGV[5 + n * 6] == '' then
     local owner_writes, queued, entries, bytes = {}, {}, {}, 0
     local last_type, type_json = nil, nil  -- A batch often repeats one type: encoded once.
     for i = 1, n do
-      local o = 3 + (i - 1) * 6
+      local o = 3 + (i - 1) * 7
       local field = decimal(base + i)
       local payload = ARGV[o + 3]
       redis.call('XADD', KEYS[1], field .. '-0',
@@ -92,7 +94,7 @@ if FAST_PATH and n > 0 and n <= 100 and ARGV[5 + n * 6] == '' then
     else
       message = '{"f":' .. head .. '}'
     end
-    redis.pcall('PUBLISH', ARGV[4 + n * 6], message)
+    redis.pcall('PUBLISH', ARGV[4 + n * 7], message)
     return { 'ok', queued[2], '1' }
   end
 end
@@ -116,7 +118,7 @@ local dups = nil
 for i = 1, n do
   if owners[i] then
     local rec = cjson.decode(owners[i])
-    if rec[1] ~= ARGV[1] then return { 'foreign', ARGV[3 + (i - 1) * 6 + 1] } end
+    if rec[1] ~= ARGV[1] then return { 'foreign', ARGV[3 + (i - 1) * 7 + 1] } end
     dups = dups or {}
     dups[#dups + 1] = decimal(rec[2])
   end
@@ -129,13 +131,13 @@ if dups then
   end
   return { 'partial', decimal(#dups) }
 end
-local origin = ARGV[5 + n * 6]
+local origin = ARGV[5 + n * 7]
 if origin and origin ~= '' and tonumber(origin) <= boundary then
   return { 'cleared', origin }
 end
 local causes, parents = nil, nil
 for i = 1, n do
-  local cause = ARGV[3 + (i - 1) * 6 + 4]
+  local cause = ARGV[3 + (i - 1) * 7 + 4]
   if cause ~= '' then
     local parsed = cjson.decode(cause)
     local pidx = tonumber(parsed.index)
@@ -164,7 +166,7 @@ end
 -- Owner records [session, index], the bytes cjson.encode({ ARGV[1], base + i }) makes.
 local owner_writes, session_json = {}, json_string(ARGV[1])
 for i = 1, n do
-  local o = 3 + (i - 1) * 6
+  local o = 3 + (i - 1) * 7
   local field = decimal(base + i)
   redis.call('XADD', KEYS[1], field .. '-0',
     'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', ARGV[o + 3],
@@ -176,6 +178,7 @@ for i = 1, n do
     put(mkey(field), field .. ':p', ARGV[2])
   else
     enqueue(field, ARGV[o + 5])
+    if ARGV[o + 7] ~= '' then put(mkey(field), field .. ':av', ARGV[o + 7]) end
   end
 end
 owner_writes[#owner_writes + 1] = COUNTER
@@ -185,5 +188,5 @@ sliced('MSET', nil, owner_writes)
 flush_queue()
 flush()
 local pending_after = (#queued > 0 or parent_pending) and '1' or has_pending()
-wake(ARGV[4 + n * 6], decimal(base + n), ARGV[2])
+wake(ARGV[4 + n * 7], decimal(base + n), ARGV[2])
 return { 'ok', decimal(base + 1), pending_after }

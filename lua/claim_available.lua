@@ -1,16 +1,19 @@
 -- SPDX-License-Identifier: MIT
 -- @keys log count meta pending ready meta-split
--- @argv holder now expires_at excluded {index}*excluded
--- Claims every available ready event of a session (docs/semantics.md#claim_available): ready, not
--- excluded, and its claim absent or expired. The ready set is a subset of the pending set, so an
+-- @argv holder now expires_at max_events excluded {index}*excluded
+-- Claims the available ready events of a session, all of them or the maxEvents lowest
+-- (docs/semantics.md#claim_available): ready, not excluded, its claim absent or expired and not
+-- delayed (its `av` absent or not after now). The ready set is a subset of the pending set, so an
 -- empty ready set is enough to report 'settled'.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready  KEYS[6] meta-split
--- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] excludedCount
--- ARGV[4 + i] excluded index
+-- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] maxEvents|'' (no limit)
+-- ARGV[5] excludedCount  ARGV[5 + i] excluded index
 -- Returns { 'claimed', count, (attempt, failureCount, lastError|false, firstClaimedAt,
 --   lastClaimedAt, lastFailedAt|false, lastFailedAttempt|false, holder, expiresAt,
---   streamEntry) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
+--   streamEntry, availableAt|false) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
 --   { 'missing', index }
+-- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
+-- candidates after the maxEvents-th claim are not looked at.
 -- 'missing' (a ready index without a stream entry) returns before any buffered write is
 -- flushed, so nothing changes (the client maps it to STORE_UNAVAILABLE, docs/semantics.md#Q25).
 local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[6]
@@ -19,12 +22,14 @@ local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[6]
 -- It runs before the general code below defines its functions and tables, so it pays for none
 -- of them, and it issues exactly the commands the general path would, with the same arguments
 -- in the same order (ZRANGE, MGET of mkey, HMGET, XRANGE per claimable event, HSET). When the
--- ready events span several hashes it hands what it read to the general path.
+-- ready events span several hashes it hands what it read to the general path. Both stop after
+-- the maxEvents-th claim.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
 local fast_ready, fast_bounds = nil, nil
-if FAST_PATH and ARGV[4] == '0' then
+local limit = tonumber(ARGV[4])  -- nil: no limit.
+if FAST_PATH and ARGV[5] == '0' then
   fast_ready = redis.call('ZRANGE', KEYS[5], 0, -1)
   local count = #fast_ready
   if count == 0 then return { 'settled' } end
@@ -49,7 +54,7 @@ if FAST_PATH and ARGV[4] == '0' then
     local names = {}
     for i = 1, count do
       local field = fast_ready[i]
-      local at = (i - 1) * 7
+      local at = (i - 1) * 8
       names[at + 1] = field .. ':ce'
       names[at + 2] = field .. ':d'
       names[at + 3] = field .. ':fc'
@@ -57,16 +62,20 @@ if FAST_PATH and ARGV[4] == '0' then
       names[at + 5] = field .. ':e'
       names[at + 6] = field .. ':lf'
       names[at + 7] = field .. ':lfa'
+      names[at + 8] = field .. ':av'
     end
     local values = redis.call('HMGET', key, unpack(names))
     local now, holder, expires_at = ARGV[2], ARGV[1], ARGV[3]
     local now_ms = tonumber(now)
     local result, writes, claimed, retry_at = { 'claimed', '' }, {}, 0, nil
     for i = 1, count do
-      local field, at = fast_ready[i], (i - 1) * 7
+      local field, at = fast_ready[i], (i - 1) * 8
       local expires = tonumber(values[at + 1] or '0')
+      local available = tonumber(values[at + 8] or '0')
       if expires > now_ms then
         if not retry_at or expires < retry_at then retry_at = expires end
+      elseif available > now_ms then
+        if not retry_at or available < retry_at then retry_at = available end
       else
         local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
         if #entries == 0 then return { 'missing', field } end
@@ -94,7 +103,9 @@ if FAST_PATH and ARGV[4] == '0' then
         result[r + 8] = holder
         result[r + 9] = expires_at
         result[r + 10] = entries[1]
+        result[r + 11] = values[at + 8] or false
         claimed = claimed + 1
+        if claimed == limit then break end
       end
     end
     if claimed > 0 then
@@ -111,20 +122,23 @@ end
 if fast_bounds then use_split(fast_bounds[1], fast_bounds[2], fast_bounds[3]) end
 local ready = fast_ready or redis.call('ZRANGE', KEYS[5], 0, -1)
 local excluded = {}
-for i = 1, tonumber(ARGV[4]) do excluded[ARGV[4 + i]] = true end
+for i = 1, tonumber(ARGV[5]) do excluded[ARGV[5 + i]] = true end
 local candidates = {}
 for _, field in ipairs(ready) do
   if not excluded[field] then candidates[#candidates + 1] = field end
 end
-local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa' })
+local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa', 'av' })
 local claimed = {}
 local retry_at = nil
 local now = tonumber(ARGV[2])
 for _, field in ipairs(candidates) do
   local row = rows[field]
   local expires = tonumber(row[1] or '0')
+  local available = tonumber(row[8] or '0')
   if expires > now then
     if not retry_at or expires < retry_at then retry_at = expires end
+  elseif available > now then
+    if not retry_at or available < retry_at then retry_at = available end
   else
     local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
     if #entries == 0 then return { 'missing', field } end
@@ -146,8 +160,10 @@ for _, field in ipairs(candidates) do
       row[7] or false,
       ARGV[1],
       ARGV[3],
-      entries[1]
+      entries[1],
+      row[8] or false
     }
+    if #claimed == limit then break end
   end
 end
 flush()

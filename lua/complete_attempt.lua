@@ -1,14 +1,15 @@
 -- SPDX-License-Identifier: MIT
 -- @keys log count meta pending ready pins snapshot-pin-counts meta-split id*n
--- @argv session now index attempt n {id type payload lane settled}*n notify
+-- @argv session now index attempt n {id type payload lane settled available_at}*n notify
 -- Completes the current attempt of a claimed event and appends its children atomically
 -- (docs/semantics.md#complete_attempt), or recognises a retry of a completion whose acknowledgement
 -- was lost.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] snapshot-pins:<parent index>  KEYS[7] snapshot-pin-counts  KEYS[8] meta-split
 -- KEYS[8 + i] id key of child i, i = 1..n
--- ARGV[1] session id  ARGV[2] now ms  ARGV[3] parent index  ARGV[4] attempt  ARGV[5] n, then 5
--- per child: id, type, payloadJson, lane|'', settled '1'|'0'; then ARGV[6 + 5n] notify channel
+-- ARGV[1] session id  ARGV[2] now ms  ARGV[3] parent index  ARGV[4] attempt  ARGV[5] n, then 6
+-- per child: id, type, payloadJson, lane|'', settled '1'|'0', availableAt|'' (as in append.lua:
+-- the child's `av`); then ARGV[6 + 6n] notify channel
 -- Returns { 'superseded' } | { 'missing' } | { 'partial' } (a replay that does not match) |
 --   { 'partial', childId } (a child id already owned) | { 'dup', childIndex... } |
 --   { 'ok', firstChildIndex }
@@ -22,7 +23,7 @@ local n = tonumber(ARGV[5])
 --#include json.lua
 --#include release_pins.lua
 -- Fast path, the common completion: the current attempt of a claimed, unprocessed, unlaned parent,
--- with fresh unsettled children without lane. It runs before the general code below defines its
+-- with fresh unsettled children without lane or availableAt. It runs before the general code below defines its
 -- functions and tables, so it pays for none of them, and it issues exactly the commands the
 -- general path would, with the same arguments in the same order (MGET, HMGET, HDEL, ZREM pending,
 -- ZREM ready, the pin release, XADD per child, MSET, ZADD pending, ZADD ready, HSET, PUBLISH).
@@ -34,8 +35,8 @@ local FAST_PATH = true
 local fast_values, fast_row = nil, nil
 if FAST_PATH and n <= 100 then
   local fast = true
-  for o = 5, 5 + (n - 1) * 5, 5 do
-    if ARGV[o + 4] ~= '' or ARGV[o + 5] ~= '0' then
+  for o = 5, 5 + (n - 1) * 6, 6 do
+    if ARGV[o + 4] ~= '' or ARGV[o + 5] ~= '0' or ARGV[o + 6] ~= '' then
       fast = false
       break
     end
@@ -74,7 +75,7 @@ if FAST_PATH and n <= 100 then
   if fast then
     local now, head = ARGV[2], nil
     local returned_ids = {}
-    for i = 1, n do returned_ids[i] = json_string(ARGV[5 + (i - 1) * 5 + 1]) end
+    for i = 1, n do returned_ids[i] = json_string(ARGV[5 + (i - 1) * 6 + 1]) end
     redis.call('HDEL', parent_key, parent .. ':ch', parent .. ':ce')
     redis.call('ZREM', PENDING, parent)
     redis.call('ZREM', READY, parent)
@@ -86,7 +87,7 @@ if FAST_PATH and n <= 100 then
       -- As in append.lua's fast path: each index formatted once, also used as its score.
       local owner_writes, queued, entries, bytes = {}, {}, {}, 0
       for i = 1, n do
-        local o = 5 + (i - 1) * 5
+        local o = 5 + (i - 1) * 6
         local field = decimal(total + i)
         local payload = ARGV[o + 3]
         redis.call('XADD', KEYS[1], field .. '-0',
@@ -124,7 +125,7 @@ if FAST_PATH and n <= 100 then
       end
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
         parent .. ':ri', '[' .. table.concat(returned_ids, ',') .. ']')
-      redis.pcall('PUBLISH', ARGV[6 + n * 5], message)
+      redis.pcall('PUBLISH', ARGV[6 + n * 6], message)
     else
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
         parent .. ':ri', '[]')
@@ -156,7 +157,7 @@ if row[2] then
   local recorded_ids = cjson.decode(row[4])
   if #recorded_ids ~= n then return { 'partial' } end
   for i = 1, n do
-    if recorded_ids[i] ~= ARGV[5 + (i - 1) * 5 + 1] then return { 'partial' } end
+    if recorded_ids[i] ~= ARGV[5 + (i - 1) * 6 + 1] then return { 'partial' } end
   end
   local indexes = {}
   for i = 1, n do
@@ -193,12 +194,12 @@ if not row[5] or row[6] or tonumber(row[7] or '0') == attempt then
   return { 'superseded' }
 end
 for i = 1, n do
-  if owners[i] then return { 'partial', ARGV[5 + (i - 1) * 5 + 1] } end
+  if owners[i] then return { 'partial', ARGV[5 + (i - 1) * 6 + 1] } end
 end
 -- The JSON array of the child ids, the bytes cjson.encode makes of the list (json_string; cjson
 -- would encode an empty table as {}).
 local returned_ids = {}
-for i = 1, n do returned_ids[i] = json_string(ARGV[5 + (i - 1) * 5 + 1]) end
+for i = 1, n do returned_ids[i] = json_string(ARGV[5 + (i - 1) * 6 + 1]) end
 local returned_json = '[' .. table.concat(returned_ids, ',') .. ']'
 local parent_key = mkey(parent)
 put(parent_key, parent .. ':p', ARGV[2])
@@ -213,7 +214,7 @@ release_snapshot_pins(KEYS[6], KEYS[7])
 local cause = '{"index":' .. decimal(tonumber(parent)) .. ',"attempt":' .. decimal(attempt) .. '}'
 local owner_writes, session_json = {}, json_string(ARGV[1])
 for i = 1, n do
-  local o = 5 + (i - 1) * 5
+  local o = 5 + (i - 1) * 6
   local field = decimal(total + i)
   redis.call('XADD', KEYS[1], field .. '-0',
     'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', ARGV[o + 3],
@@ -225,6 +226,7 @@ for i = 1, n do
     put(mkey(field), field .. ':p', ARGV[2])
   else
     enqueue(field, ARGV[o + 4])
+    if ARGV[o + 6] ~= '' then put(mkey(field), field .. ':av', ARGV[o + 6]) end
   end
 end
 if n > 0 then
@@ -235,5 +237,5 @@ if n > 0 then
 end
 flush_queue()
 flush()
-if n > 0 then wake(ARGV[6 + n * 5], decimal(total + n), ARGV[2]) end
+if n > 0 then wake(ARGV[6 + n * 6], decimal(total + n), ARGV[2]) end
 return { 'ok', decimal(total + 1) }

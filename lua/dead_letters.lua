@@ -6,9 +6,9 @@
 -- history; only dead letters read their full columns.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] meta-split
 -- No ARGV.
--- Returns a flat list of pairs (streamEntry, columns) where columns are the 13
--- STORED_EVENT_META_SUFFIXES in order: p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e
--- (false when absent).
+-- Returns a flat list of pairs (streamEntry, columns) where columns are the 14 exposed metadata
+-- suffixes in order: p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e, av (false when absent;
+-- kMetaSuffixes in src/redis/codec.hpp).
 local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[5]
 --#include meta.lua
 local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
@@ -22,7 +22,8 @@ local dead = {}
 for _, field in ipairs(candidates) do
   if status[field][2] and not status[field][1] then dead[#dead + 1] = field end
 end
-local rows = read_fields(dead, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e' })
+local rows = read_fields(dead, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e',
+  'av' })
 local result = {}
 for _, field in ipairs(dead) do
   local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')

@@ -1,11 +1,14 @@
 -- SPDX-License-Identifier: MIT
 -- @keys count meta pending ready pins snapshot-pin-counts meta-split
--- @argv index attempt error max_failures now
+-- @argv index attempt error max_failures now retry_at
 -- Records a failure of a claimed attempt (docs/semantics.md#fail_attempt); dead-letters the event
--- when the failure count reaches maxFailures.
+-- when the failure count reaches maxFailures. A failure that is not dead-lettered stores retryAt
+-- as the event's `av` (a delayed retry, docs/semantics.md#delayed-work), or deletes `av` when
+-- retryAt is ''; a dead-lettering failure ignores retryAt and deletes `av`.
 -- KEYS[1] count  KEYS[2] meta  KEYS[3] pending  KEYS[4] ready  KEYS[5] snapshot-pins:<index>
 -- KEYS[6] snapshot-pin-counts  KEYS[7] meta-split
 -- ARGV[1] index  ARGV[2] attempt  ARGV[3] error text  ARGV[4] maxFailures  ARGV[5] now ms
+-- ARGV[6] retryAt ms|'' (the caller passes it only when after now)
 -- Returns { 'cleared', '0' } | { 'missing', '0' } | { 'superseded', failures } |
 --   { 'dead_lettered', failures } | { 'failed', failures }
 -- Verdict order: index <= boundary (cleared), index above the head (missing), processed or
@@ -40,8 +43,14 @@ put(meta_key, field .. ':e', ARGV[3])
 put(meta_key, field .. ':lf', ARGV[5])
 put(meta_key, field .. ':lfa', ARGV[2])
 if dead then put(meta_key, field .. ':f', ARGV[5]) end
+local delayed = not dead and ARGV[6] ~= ''
+if delayed then put(meta_key, field .. ':av', ARGV[6]) end
 flush()
-redis.call('HDEL', meta_key, field .. ':ch', field .. ':ce')
+if delayed then
+  redis.call('HDEL', meta_key, field .. ':ch', field .. ':ce')
+else
+  redis.call('HDEL', meta_key, field .. ':ch', field .. ':ce', field .. ':av')
+end
 if dead then
   redis.call('ZREM', KEYS[4], field)
   release_snapshot_pins(KEYS[5], KEYS[6])

@@ -2,7 +2,7 @@
 -- @keys moved-log count meta meta-split id*n
 -- @argv session pin_prefix n {index id}*n
 -- Deletes one reclaim batch (docs/semantics.md#reclaim): the listed entries below the latest clear
--- and everything that names them (the 15 metadata suffixes, lane pointers naming them, their pin
+-- and everything that names them (the 16 metadata suffixes, lane pointers naming them, their pin
 -- sets, and id records that still name exactly [session, index]: an id reused in the new
 -- lifetime keeps its owner). When the moved log is then empty it is deleted; when no moved log
 -- remains the old checkpoints are swept and done = 1.
@@ -53,7 +53,8 @@ if #fields > 0 then
     end
     if #stale > 0 then sliced('HDEL', META, stale) end
   end
-  local suffixes = { 'l', 'next', 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e' }
+  local suffixes = { 'l', 'next', 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e',
+    'av' }
   local columns, order = {}, {}
   for _, field in ipairs(fields) do
     local key = mkey(field)

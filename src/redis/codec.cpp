@@ -219,7 +219,8 @@ std::string cause_json(const EventCause& c) {
          "}";
 }
 
-void apply_columns(std::string_view op, StoredEvent& e, const std::array<const Reply*, 13>& c) {
+void apply_columns(std::string_view op, StoredEvent& e,
+                   const std::array<const Reply*, kMetaSuffixes.size()>& c) {
   auto opt = [&](int i) -> std::optional<std::int64_t> {
     return c[i] ? optional_number(op, *c[i]) : std::nullopt;
   };
@@ -254,6 +255,7 @@ void apply_columns(std::string_view op, StoredEvent& e, const std::array<const R
   e.attempt_count = opt(10).value_or(0);
   e.failure_count = opt(11).value_or(0);
   e.last_error = str(12);
+  e.available_at = opt(13);
 }
 
 }  // namespace a2::redis::detail

@@ -19,9 +19,10 @@
 
 namespace a2::redis::detail {
 
-// The 13 exposed metadata suffixes, in STORED_EVENT_META_SUFFIXES order.
-inline constexpr std::array<const char*, 13> kMetaSuffixes = {
-    "p", "pa", "ri", "ch", "ce", "f", "fc", "lc", "lf", "lfa", "d", "a", "e"};
+// The 14 exposed metadata suffixes: the original package's 13, in its
+// STORED_EVENT_META_SUFFIXES order, then a2's `av` (available_at, docs/semantics.md#delayed-work).
+inline constexpr std::array<const char*, 14> kMetaSuffixes = {
+    "p", "pa", "ri", "ch", "ce", "f", "fc", "lc", "lf", "lfa", "d", "a", "e", "av"};
 
 [[noreturn]] void unexpected(std::string_view op, const std::string& what);
 
@@ -48,9 +49,9 @@ StoredEvent to_stored_event(std::string_view op, const std::string& session_id, 
 SerializedEvent to_serialized_event(std::string_view op, const std::string& session_id,
                                     const Reply& entry);
 
-// Applies the 13 metadata columns (kMetaSuffixes order; nil = absent) to a stored event.
+// Applies the metadata columns (kMetaSuffixes order; nil = absent) to a stored event.
 void apply_columns(std::string_view op, StoredEvent& e,
-                   const std::array<const Reply*, 13>& columns);
+                   const std::array<const Reply*, kMetaSuffixes.size()>& columns);
 
 // The cause field: '' = none, else JSON {"index":I,"attempt":A} (key order free).
 std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Reads and paging of the Redis store (docs/redis-layout.md#reads): pipelined XRANGE pages
 // joined with HMGET of the metadata columns, the range-gap checks
-// (docs/redis-layout.md#range-gaps), and read_state's fold after read_state.lua.
+// (docs/redis-layout.md#range-gaps), read_state's fold after read_state.lua, and head.
 
 #include <algorithm>
 #include <array>
@@ -236,6 +236,19 @@ std::vector<Event> RedisStore::do_read_events(const std::string& s, std::int64_t
     Reply r = lease->command(
         op, {"XRANGE", k().log(s), str(after + 1) + "-0", "+", "COUNT", str(kReadPageSize)});
     return events_of(op, s, r);
+  });
+}
+
+// One MGET of the count and the boundary (docs/redis-layout.md#reads): both strict stored indexes.
+HeadResult RedisStore::do_head(const std::string& s) {
+  constexpr std::string_view op = "head";
+  return guard(op, [&] {
+    auto lease = core_->acquire(op);
+    Reply r = lease->command(op, {"MGET", k().count(s), k().clear(s)});
+    if (r.is_error()) fail(op, r.str);
+    if (!r.is_array() || r.size() != 2) unexpected(op, "bad MGET reply");
+    return HeadResult{stored_index(op, r[0], s, "event count"),
+                      stored_index(op, r[1], s, "clear boundary")};
   });
 }
 

@@ -8,8 +8,9 @@
 // (docs/redis-layout.md#live-feeds, feed.cpp). Failures go through errors.hpp.
 //
 // Where the operations live: writes.cpp (append, complete_attempt, clear, reclaim,
-// put_snapshots), work.cpp (claim_available, renew_claims, fail_attempt, dead_letters, redrive,
-// presence), reads.cpp (read, read_history, read_tail, read_events, read_feed_page, read_state).
+// put_snapshots), work.cpp (claim_available, renew_claims, release_claims, held_claims,
+// fail_attempt, dead_letters, redrive, presence), reads.cpp (read, read_history, read_tail,
+// read_events, read_feed_page, read_state, head).
 
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,9 @@ class RedisStore final : public Store {
   std::vector<SerializedEvent> do_read_feed_page(const std::string& s, std::int64_t after) override;
   ClaimResult do_claim_available(const ClaimRequest& request) override;
   RenewResult do_renew_claims(const RenewRequest& request) override;
+  ReleaseResult do_release_claims(const ReleaseRequest& request) override;
+  std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override;
+  HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;
   FailResult do_fail_attempt(const FailRequest& request) override;
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override;

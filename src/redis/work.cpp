@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
-// The work calls of the Redis store (claim_available, renew_claims, fail_attempt, dead_letters,
-// redrive) and presence. Each is one script through its typed caller (src/redis/scripts/).
+// The work calls of the Redis store (claim_available, renew_claims, release_claims, held_claims,
+// fail_attempt, dead_letters, redrive) and presence. Each is one script through its typed caller
+// (src/redis/scripts/).
 
 #include "a2/detail/json_text.hpp"
 #include "redis/codec.hpp"
 #include "redis/scripts/claim_available.hpp"
 #include "redis/scripts/dead_letters.hpp"
 #include "redis/scripts/fail_attempt.hpp"
+#include "redis/scripts/held_claims.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/redrive.hpp"
+#include "redis/scripts/release_claims.hpp"
 #include "redis/scripts/renew_claims.hpp"
 #include "redis/store.hpp"
 
@@ -21,8 +24,8 @@ ClaimResult RedisStore::do_claim_available(const ClaimRequest& q) {
     const std::int64_t expires = a2::detail::lease_expires_at(now, q.ttl_ms, q.expires_at_ms);
     return scripts::ClaimAvailable::decode(
         op, q.session_id,
-        script(op,
-               scripts::ClaimAvailable{q.session_id, q.holder, now, expires, q.exclude_indexes}));
+        script(op, scripts::ClaimAvailable{q.session_id, q.holder, now, expires, q.exclude_indexes,
+                                           q.max_events}));
   });
 }
 
@@ -36,13 +39,29 @@ RenewResult RedisStore::do_renew_claims(const RenewRequest& q) {
   });
 }
 
+ReleaseResult RedisStore::do_release_claims(const ReleaseRequest& q) {
+  constexpr std::string_view op = "release_claims";
+  return guard(op, [&] {
+    return scripts::ReleaseClaims::decode(
+        op, script(op, scripts::ReleaseClaims{q.session_id, q.holder, clock().now_ms(), q.claims}));
+  });
+}
+
+std::vector<HeldClaim> RedisStore::do_held_claims(const std::string& s, const std::string& holder) {
+  constexpr std::string_view op = "held_claims";
+  return guard(op, [&] {
+    return scripts::HeldClaims::decode(
+        op, script(op, scripts::HeldClaims{s, holder, clock().now_ms()}));
+  });
+}
+
 FailResult RedisStore::do_fail_attempt(const FailRequest& q) {
   constexpr std::string_view op = "fail_attempt";
   return guard(op, [&] {
     using V = scripts::FailAttempt::Verdict;
     const auto reply = scripts::FailAttempt::decode(
         op, script(op, scripts::FailAttempt{q.session_id, q.index, q.attempt, q.error,
-                                            q.max_failures, clock().now_ms()}));
+                                            q.max_failures, clock().now_ms(), q.retry_at_ms}));
     switch (reply.verdict) {
       case V::cleared:
         return FailResult{FailVerdict::superseded, 0};

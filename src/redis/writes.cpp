@@ -59,6 +59,7 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
           result.events.push_back(a2::detail::new_row(
               s, reply.first_index + static_cast<std::int64_t>(i), *e.id, std::move(e.type),
               std::move(e.payload), e.cause, std::move(e.lane), e.settled, now));
+          result.events.back().available_at = scripts::delayed_until(now, e.available_at_ms);
         }
         return result;
       }
@@ -124,6 +125,7 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
           result.events.push_back(
               a2::detail::new_row(s, *reply.first_index + static_cast<std::int64_t>(i), *c.id,
                                   c.type, c.payload, cause, c.lane, c.settled, now));
+          result.events.back().available_at = scripts::delayed_until(now, c.available_at_ms);
         }
         return result;
       }

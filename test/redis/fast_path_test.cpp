@@ -5,7 +5,8 @@
 // other, from the same state and with the same arguments; the replies and every stored key
 // (DUMP) must be equal after each call. The calls cover the fast paths and each hand-off to the
 // general path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes,
-// exclusions, settled events).
+// exclusions, settled events, scheduled events and children), bounded claims (max_events) and
+// claims that meet delayed events (av).
 
 #include <algorithm>
 #include <map>
@@ -251,5 +252,54 @@ TEST_CASE(
   for (const auto& e : chunk1.events)
     t.both_ways(CompleteAttempt{"w", ++now, e.index, e.attempt_count, kids});
 
-  CHECK(t.compared() > 40);
+  // Bounded claims (max_events) and delayed work (av): the fast claim stops after the limit and
+  // skips delayed events (busy until the earliest av or lease end); scheduled events and children
+  // hand off to the general paths of append and complete_attempt; a bounded claim with exclusions
+  // or over several hashes runs the general path.
+  t.both_ways(Append{"m", ++now, batch("m", 1, 5, false), std::nullopt});
+  const auto two = ClaimAvailable::decode(
+      "test", "m", t.both_ways(ClaimAvailable{"m", "h1", ++now, now + kTtl, {}, 2}));
+  REQUIRE(two.verdict == a2::ClaimVerdict::claimed);
+  REQUIRE(two.events.size() == 2);
+  CHECK(two.events[1].index == 2);
+  const auto next = ClaimAvailable::decode(
+      "test", "m", t.both_ways(ClaimAvailable{"m", "h2", ++now, now + kTtl, {}, 2}));
+  REQUIRE(next.events.size() == 2);
+  CHECK(next.events[0].index == 3);
+  t.both_ways(ClaimAvailable{"m", "h2", ++now, now + kTtl, exclude, 1});  // General: 5.
+  t.both_ways(ClaimAvailable{"m", "h2", ++now, now + kTtl, {}, 1});       // Busy.
+  auto scheduled = batch("d", 1, 3, false);
+  scheduled[0].available_at_ms = now + 5'000;
+  scheduled[1].available_at_ms = now;  // Not after now: stores nothing.
+  scheduled[2].available_at_ms = now + 2'000;
+  t.both_ways(Append{"d", ++now, scheduled, std::nullopt});
+  const auto undelayed = ClaimAvailable::decode(
+      "test", "d", t.both_ways(ClaimAvailable{"d", "h1", ++now, now + kTtl, {}, 5}));
+  REQUIRE(undelayed.events.size() == 1);
+  CHECK(undelayed.events[0].index == 2);
+  const auto delayed = ClaimAvailable::decode(
+      "test", "d", t.both_ways(ClaimAvailable{"d", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(delayed.verdict == a2::ClaimVerdict::busy);
+  CHECK(delayed.retry_at == now - 3 + 2'000);  // The earliest av, before the lease of 2.
+  const std::int64_t retry_at = now + 1 + 1'000;
+  t.same_way(scripts::FailAttempt{"d", 2, 1, "later", 3, ++now, retry_at});
+  const auto retry = ClaimAvailable::decode(
+      "test", "d", t.both_ways(ClaimAvailable{"d", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(retry.verdict == a2::ClaimVerdict::busy);
+  now += 1'000;
+  const auto after = ClaimAvailable::decode(
+      "test", "d", t.both_ways(ClaimAvailable{"d", "h1", now, now + kTtl, {}, 1}));
+  REQUIRE(after.events.size() == 1);
+  CHECK(after.events[0].index == 2);
+  CHECK(after.events[0].attempt_count == 2);
+  CHECK(after.events[0].available_at == retry_at);  // The claim leaves the past delay.
+  std::vector<a2::ChildEvent> later{child("dk1"), child("dk2")};
+  later[1].available_at_ms = now + 10'000;
+  t.both_ways(CompleteAttempt{"d", ++now, 2, 2, later});  // Hands off: a scheduled child.
+  now += 5'000;
+  t.both_ways(ClaimAvailable{"d", "h1", now, now + kTtl, {}, 2});  // 1, 3 (dk1, dk2 later).
+  t.both_ways(Append{"w", ++now, batch("wm", 1, 3, false), std::nullopt});
+  t.both_ways(ClaimAvailable{"w", "h1", ++now, now + kTtl, {}, 2});  // Several hashes.
+
+  CHECK(t.compared() > 55);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Data written by the original TypeScript package that a2 itself never writes: lone UTF-16
 // surrogate escapes in payloads (JSON.stringify writes "\ud800"), fractional milliseconds in
-// time fields (a ttlMs of 60000.3333), and the JSON text a2 writes compared with JSON.stringify's.
+// time fields (a ttlMs of 60000.3333), the JSON text a2 writes compared with JSON.stringify's,
+// and a2's work extensions (bounded claims, release_claims, held_claims, head) on such data.
 // Every case is written raw, as the original package lays it out.
 #include <map>
 
@@ -190,6 +191,117 @@ TEST_CASE("a claim reply with a fractional lease end of the caller's own clock d
   auto busy = claim(*f);
   REQUIRE(busy.verdict == ClaimVerdict::busy);
   CHECK(busy.retry_at == 1700000000123);
+}
+
+TEST_CASE("bounded claims, release_claims, held_claims and head work on the original's data",
+          "[redis][legacy]") {
+  // docs/semantics.md#extensions-beyond-the-original-package: they read only fields the original
+  // package writes (no `av`). Session s: chunked metadata (split 0), event 1 held by a TypeScript
+  // worker with a fractional lease end, 2..4 ready. Session old: metadata in the base hash of a
+  // session that predates chunking (no split), cleared once at 1 (the marker), 2 held by w1, 3
+  // ready.
+  const auto p = unique_prefix("ext");
+  auto f = open_fixture(p);
+  f.clock->set(kNow);
+  Raw raw;
+  for (int i = 1; i <= 4; ++i)
+    write_ts_event(raw, p, "s", i, "e" + std::to_string(i), "{}", "1700000000000.5");
+  raw.cmd({"HSET", p + ":s:meta:0", "1:d", "1", "1:fc", "1699999999000.5", "1:lc",
+           "1699999999000.5", "1:ch", "ts-worker", "1:ce", "1700000060000.3333"});
+  for (int i = 1; i <= 3; ++i) {
+    const std::string n = std::to_string(i);
+    raw.cmd({"XADD", p + ":old:log", n + "-0", "id", "o" + n, "type", i == 1 ? "a2.clear" : "t",
+             "payload", "null", "created_at", "1699999990000", "cause", "", "lane", ""});
+    raw.cmd({"SET", p + ":ids:\"o" + n + "\"", "[\"old\"," + n + "]"});
+  }
+  raw.cmd({"SET", p + ":old:count", "3"});
+  raw.cmd({"SET", p + ":old:clear", "1"});
+  raw.cmd({"ZADD", p + ":old:pending", "2", "2", "3", "3"});
+  raw.cmd({"ZADD", p + ":old:ready", "2", "2", "3", "3"});
+  raw.cmd({"HSET", p + ":old:meta", "1:p", "1699999990000", "2:d", "2", "2:fc", "1699999990000",
+           "2:lc", "1699999995000", "2:ch", "w1", "2:ce", "1700000030000.5"});
+
+  // head: one MGET of the count and the boundary.
+  auto h = f->head("s");
+  CHECK(h.head_index == 4);
+  CHECK(h.clear_index == 0);
+  h = f->head("old");
+  CHECK(h.head_index == 3);
+  CHECK(h.clear_index == 1);
+
+  // held_claims reads the original's lease (truncated) in chunks and in the base hash.
+  auto held = f->held_claims("s", "ts-worker");
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].index == 1);
+  CHECK(held[0].attempt == 1);
+  CHECK(held[0].expires_at == 1700000060000);
+  held = f->held_claims("old", "w1");
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].index == 2);
+  CHECK(held[0].attempt == 2);
+  CHECK(held[0].expires_at == 1700000030000);
+  CHECK(f->held_claims("old", "ts-worker").empty());
+
+  // A bounded claim passes the TypeScript lease and takes the lowest free events.
+  auto two = f->claim_available({.session_id = "s",
+                                 .holder = "w1",
+                                 .ttl_ms = kTtl,
+                                 .expires_at_ms = std::nullopt,
+                                 .exclude_indexes = {},
+                                 .max_events = 2});
+  REQUIRE(two.verdict == ClaimVerdict::claimed);
+  CHECK(indexes_of(two.events) == std::vector<std::int64_t>{2, 3});
+  CHECK(two.events[0].attempt_count == 1);
+  CHECK(two.events[0].available_at == std::nullopt);
+  held = f->held_claims("s", "w1");
+  REQUIRE(held.size() == 2);
+  CHECK(held[1].index == 3);
+  CHECK(held[1].expires_at == kNow + kTtl);
+
+  // Releasing the TypeScript worker's lease (as that holder): the next claim is attempt 2.
+  auto released = f->release_claims(
+      {.session_id = "s", .holder = "ts-worker", .claims = {{.index = 1, .attempt = 1}}});
+  CHECK(released.released == std::vector<std::int64_t>{1});
+  CHECK(released.not_held.empty());
+  auto row = f->read("s").at(0);
+  CHECK(row.claim_holder == std::nullopt);
+  CHECK(row.claim_expires_at == std::nullopt);
+  CHECK(row.attempt_count == 1);
+  CHECK(row.first_claimed_at == 1699999999000);
+  CHECK(row.failure_count == 0);
+  CHECK(raw.list({"HKEYS", p + ":s:meta:0"}).size() == 3 + 5 * 2);  // 1: d fc lc; 2, 3: 5 each.
+  auto one = f->claim_available({.session_id = "s",
+                                 .holder = "w2",
+                                 .ttl_ms = kTtl,
+                                 .expires_at_ms = std::nullopt,
+                                 .exclude_indexes = {},
+                                 .max_events = 1});
+  REQUIRE(one.verdict == ClaimVerdict::claimed);
+  CHECK(indexes_of(one.events) == std::vector<std::int64_t>{1});
+  CHECK(one.events[0].attempt_count == 2);
+
+  // In the base hash: a release splits into both lists; the released event is claimable.
+  released = f->release_claims(
+      {.session_id = "old",
+       .holder = "w1",
+       .claims = {
+           {.index = 3, .attempt = 1}, {.index = 2, .attempt = 2}, {.index = 1, .attempt = 0}}});
+  CHECK(released.released == std::vector<std::int64_t>{2});
+  CHECK(released.not_held == std::vector<std::int64_t>{1, 3});
+  CHECK(raw.get({"HGET", p + ":old:meta", "2:ch"}) == std::nullopt);
+  CHECK(raw.get({"HGET", p + ":old:meta", "2:d"}) == "2");
+  CHECK(f->held_claims("old", "w1").empty());
+  auto again = f->claim_available({.session_id = "old",
+                                   .holder = "w3",
+                                   .ttl_ms = kTtl,
+                                   .expires_at_ms = std::nullopt,
+                                   .exclude_indexes = {},
+                                   .max_events = 1});
+  REQUIRE(again.verdict == ClaimVerdict::claimed);
+  CHECK(indexes_of(again.events) == std::vector<std::int64_t>{2});
+  CHECK(again.events[0].attempt_count == 3);
+  CHECK(again.events[0].clear_index == 1);
+  CHECK(f->head("old").head_index == 3);  // Work changes neither.
 }
 
 TEST_CASE("payload and checkpoint text are written as JSON.stringify writes them",

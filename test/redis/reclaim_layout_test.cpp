@@ -112,8 +112,13 @@ TEST_CASE("reclaim leaves no metadata, lane pointer, pin set, id record or moved
   (void)complete(
       *f, "s", 1, 1,
       {child("c1"),
-       ChildEvent{.id = "c2", .type = "t", .payload = nullptr, .lane = "L", .settled = false}});
-  (void)fail(*f, "s", 4, 1, 1);  // Dead letter.
+       ChildEvent{.id = "c2",
+                  .type = "t",
+                  .payload = nullptr,
+                  .lane = "L",
+                  .settled = false,
+                  .available_at_ms = 4'000'000'000'000}});  // Stores av: reclaim deletes it.
+  (void)fail(*f, "s", 4, 1, 1);                             // Dead letter.
   (void)fail(*f, "s", 5, 1, 3);
   f->put_snapshots("s", "r",
                    {{.index = 3, .state = 3, .pin_event_indexes = {2, 5}},

@@ -65,14 +65,15 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   // Two claimed events: one with every optional column absent (nil) and counters as integers,
   // one with fractional times, counters as text, a lone surrogate in its payload, a
   // fractional created_at and a cause written by cjson in another key order.
-  Reply r =
-      a({s("claimed"), s("2"),
-         // attempt, failures, lastError, firstClaimed, lastClaimed, lastFailed,
-         // lastFailedAttempt, holder, expiresAt, entry
-         i(1), s("0"), nil(), s("1000"), s("1000"), nil(), nil(), s("w"), s("31000"),
-         entry(1, "{\"b\":1,\"a\":2}", "999"), s("3"), s("2"), s("boom"), s("1700000000000.25"),
-         s("1700000000001"), s("1700000000000.9"), s("2"), s("w"), s("1700000060000.3333"),
-         entry(2, "\"\\ud800\"", "1700000000000.75", "{\"attempt\":1,\"index\":1}"), s("0")});
+  Reply r = a({s("claimed"), s("2"),
+               // attempt, failures, lastError, firstClaimed, lastClaimed, lastFailed,
+               // lastFailedAttempt, holder, expiresAt, entry, availableAt
+               i(1), s("0"), nil(), s("1000"), s("1000"), nil(), nil(), s("w"), s("31000"),
+               entry(1, "{\"b\":1,\"a\":2}", "999"), nil(), s("3"), s("2"), s("boom"),
+               s("1700000000000.25"), s("1700000000001"), s("1700000000000.9"), s("2"), s("w"),
+               s("1700000060000.3333"),
+               entry(2, "\"\\ud800\"", "1700000000000.75", "{\"attempt\":1,\"index\":1}"),
+               s("1700000000500.5"), s("0")});
   auto result = codec::claim_result("claim_available", "s", r);
   REQUIRE(result.verdict == ClaimVerdict::claimed);
   REQUIRE(result.events.size() == 2);
@@ -85,6 +86,7 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   CHECK(first.last_failed_at == std::nullopt);
   CHECK(first.claim_expires_at == 31000);
   CHECK(first.clear_index == std::nullopt);
+  CHECK(first.available_at == std::nullopt);
   const auto& second = result.events[1];
   CHECK(second.payload == Json("\xEF\xBF\xBD"));
   CHECK(second.created_at == 1700000000000);
@@ -96,10 +98,11 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   CHECK(second.last_failed_at == 1700000000000);
   CHECK(second.last_failed_attempt == 2);
   CHECK(second.claim_expires_at == 1700000060000);
+  CHECK(second.available_at == 1700000000500);
 
   // Without the trailing boundary, and with one.
   Reply bounded = a({s("claimed"), i(1), s("1"), s("0"), nil(), s("5"), s("5"), nil(), nil(),
-                     s("w"), s("9"), entry(4, "null", "5"), s("3")});
+                     s("w"), s("9"), entry(4, "null", "5"), nil(), s("3")});
   CHECK(codec::claim_result("claim_available", "s", bounded).events.at(0).clear_index == 3);
 
   auto busy = codec::claim_result("claim_available", "s", a({s("busy"), s("1700000060000.3")}));
@@ -120,7 +123,7 @@ TEST_CASE("renew_result decodes counts and indexes as integers or text", "[redis
 }
 
 TEST_CASE("apply_columns reads the original package's metadata columns", "[redis][decoder]") {
-  // p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e
+  // p, pa, ri, ch, ce, f, fc, lc, lf, lfa, d, a, e, then a2's av
   std::vector<Reply> values = {s("1700000000005.999"),
                                s("1"),
                                s("{}"),
@@ -133,9 +136,10 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
                                i(3),
                                s("3"),
                                s("3"),
-                               s("boom \xE2\x9C\x93")};
-  std::array<const Reply*, 13> columns{};
-  for (std::size_t c = 0; c < 13; ++c) columns[c] = &values[c];
+                               s("boom \xE2\x9C\x93"),
+                               s("1700000000010.7")};
+  std::array<const Reply*, 14> columns{};
+  for (std::size_t c = 0; c < 14; ++c) columns[c] = &values[c];
   StoredEvent e;
   codec::apply_columns("read", e, columns);
   CHECK(e.processed_at == 1700000000005);
@@ -149,6 +153,7 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
   CHECK(e.last_failed_attempt == 3);
   CHECK(e.attempt_count == 3);
   CHECK(e.failure_count == 3);
+  CHECK(e.available_at == 1700000000010);  // Lenient like the other times: truncated.
   // Every column absent: defaults.
   Reply absent;
   for (auto& c : columns) c = &absent;
@@ -156,6 +161,7 @@ TEST_CASE("apply_columns reads the original package's metadata columns", "[redis
   codec::apply_columns("read", empty, columns);
   CHECK(empty.attempt_count == 0);
   CHECK(empty.returned_event_ids == std::nullopt);
+  CHECK(empty.available_at == std::nullopt);
 }
 
 TEST_CASE("stream entries decode fractional created_at, any cause key order and surrogates",

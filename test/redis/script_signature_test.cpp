@@ -20,11 +20,13 @@
 #include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/dead_letters.hpp"
 #include "redis/scripts/fail_attempt.hpp"
+#include "redis/scripts/held_claims.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
 #include "redis/scripts/reclaim.hpp"
 #include "redis/scripts/redrive.hpp"
+#include "redis/scripts/release_claims.hpp"
 #include "redis/scripts/renew_claims.hpp"
 
 namespace {
@@ -200,17 +202,24 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   const std::vector<a2::NewEvent> events{event("a"), event("b")};
   check_caller(scripts::Append{"s", 1, events, 3});
   check_caller(scripts::Append{"s", 1, {}, std::nullopt});
+  std::vector<a2::NewEvent> scheduled{event("c")};
+  scheduled[0].available_at_ms = 5;
+  check_caller(scripts::Append{"s", 1, scheduled, std::nullopt});
   const std::vector<std::int64_t> exclude{4, 5, 6};
   check_caller(scripts::ClaimAvailable{"s", "h", 1, 2, exclude});
   check_caller(scripts::ClaimAvailable{"s", "h", 1, 2, {}});
+  check_caller(scripts::ClaimAvailable{"s", "h", 1, 2, exclude, 2});
   const std::vector<a2::ClaimRef> claims{{1, 1}, {2, 3}};
   check_caller(scripts::RenewClaims{"s", "h", 1, 2, claims});
+  check_caller(scripts::ReleaseClaims{"s", "h", 1, claims});
+  check_caller(scripts::HeldClaims{"s", "h", 1});
   a2::ChildEvent child;
   child.id = "c";
   child.type = "t";
   const std::vector<a2::ChildEvent> children{child, child, child};
   check_caller(scripts::CompleteAttempt{"s", 1, 2, 1, children});
   check_caller(scripts::FailAttempt{"s", 2, 1, "boom", 3, 1});
+  check_caller(scripts::FailAttempt{"s", 2, 1, "boom", 3, 1, 7});
   check_caller(scripts::DeadLetters{"s"});
   check_caller(scripts::Redrive{"s", 2, a2::RedriveAction::skip, 1});
   check_caller(scripts::ReadState{"s", "r", 4});

@@ -3,7 +3,7 @@
 #
 # Loads every composed Lua script into a real redis-server, checks that the SHA1 Redis returns is
 # the generated one, and exercises append / claim / renew / complete / fail / dead letters /
-# redrive / snapshots / clear / reclaim / presence with EVALSHA using the KEYS/ARGV layouts of
+# redrive / snapshots / clear / reclaim / presence / release / held claims with EVALSHA using the KEYS/ARGV layouts of
 # docs/redis-layout.md#scripts, checking replies and the stored keys (docs/redis-layout.md#keys).
 #
 # Usage: lua_scripts_test.sh <source root> [port]
@@ -99,8 +99,8 @@ subscriber=$!
 sleep 0.3
 expect "append two events" "ok|1|1" \
   ev append 8 $(base_keys) "$(idk g1)" "$(idk g2)" $S 1000 2 \
-  g1 t '{"a":1}' '' L 0 \
-  g2 t '[1, 2]' '' '' 0 \
+  g1 t '{"a":1}' '' L 0 '' \
+  g2 t '[1, 2]' '' '' 0 '' \
   "$(k notify)" ''
 sleep 0.3
 kill "$subscriber"; wait "$subscriber" 2>/dev/null || true
@@ -115,31 +115,31 @@ expect "base hash holds only lane pointers" "__lane:1:L:head|1|__lane:1:L:tail|1
 expect "pending" "1|2" cli ZRANGE "$(k pending)" 0 -1
 expect "ready" "1|2" cli ZRANGE "$(k ready)" 0 -1
 expect "append a lane follower" "ok|3|1" \
-  ev append 7 $(base_keys) "$(idk g3)" $S 1000 1 g3 t null '' L 0 "$(k notify)" ''
+  ev append 7 $(base_keys) "$(idk g3)" $S 1000 1 g3 t null '' L 0 '' "$(k notify)" ''
 expect "follower linked" "3" cli HGET "$(k meta):0" 1:next
 expect "lane tail moved" "1|3" cli HMGET "$(k meta)" __lane:1:L:head __lane:1:L:tail
 expect "follower not ready" "1|2" cli ZRANGE "$(k ready)" 0 -1
 expect "replay" "dup|1|1|2" \
-  ev append 8 $(base_keys) "$(idk g1)" "$(idk g2)" $S 1000 2 g1 t 1 '' '' 0 g2 t 1 '' '' 0 "$(k notify)" ''
+  ev append 8 $(base_keys) "$(idk g1)" "$(idk g2)" $S 1000 2 g1 t 1 '' '' 0 '' g2 t 1 '' '' 0 '' "$(k notify)" ''
 expect "partial batch" "partial|1" \
-  ev append 8 $(base_keys) "$(idk g1)" "$(idk gx)" $S 1000 2 g1 t 1 '' '' 0 gx t 1 '' '' 0 "$(k notify)" ''
+  ev append 8 $(base_keys) "$(idk g1)" "$(idk gx)" $S 1000 2 g1 t 1 '' '' 0 '' gx t 1 '' '' 0 '' "$(k notify)" ''
 expect "foreign id" "foreign|g1" \
   ev append 7 p:s2:log p:s2:count p:s2:meta p:s2:pending p:s2:ready p:s2:meta-split "$(idk g1)" \
-  s2 1000 1 g1 t 1 '' '' 0 p:s2:notify ''
+  s2 1000 1 g1 t 1 '' '' 0 '' p:s2:notify ''
 expect "cause above the head" "no_parent|9" \
-  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":9,"attempt":1}' '' 0 "$(k notify)" ''
+  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":9,"attempt":1}' '' 0 '' "$(k notify)" ''
 expect "cause with a stale attempt" "superseded|1" \
-  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":1,"attempt":1}' '' 0 "$(k notify)" ''
+  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":1,"attempt":1}' '' 0 '' "$(k notify)" ''
 expect "cause index 0" "superseded|0" \
-  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":0,"attempt":0}' '' 0 "$(k notify)" ''
+  ev append 7 $(base_keys) "$(idk g4)" $S 1000 1 g4 t 1 '{"index":0,"attempt":0}' '' 0 '' "$(k notify)" ''
 
 # --- claim / renew -----------------------------------------------------------------------------
 expect "claim both ready events" \
-  'claimed|2|1|0||1000|1000|||w|2000|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L|1|0||1000|1000|||w|2000|2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane||0' \
-  ev claim_available 6 $(base_keys) w 1000 2000 0
+  'claimed|2|1|0||1000|1000|||w|2000|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L||1|0||1000|1000|||w|2000|2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane|||0' \
+  ev claim_available 6 $(base_keys) w 1000 2000 '' 0
 expect "claim metadata" "1|1000|1000|w|2000" cli HMGET "$(k meta):0" 1:d 1:fc 1:lc 1:ch 1:ce
-expect "claim while leased" "busy|2000" ev claim_available 6 $(base_keys) w 1500 2500 0
-expect "claim excluding the leased events" "settled" ev claim_available 6 $(base_keys) w 1500 2500 2 1 2
+expect "claim while leased" "busy|2000" ev claim_available 6 $(base_keys) w 1500 2500 '' 0
+expect "claim excluding the leased events" "settled" ev claim_available 6 $(base_keys) w 1500 2500 '' 2 1 2
 expect "renew: live lease, equal attempt" "1|1" \
   ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 2600 1 1 1
 expect "renewed lease" "2600" cli HGET "$(k meta):0" 1:ce
@@ -155,7 +155,7 @@ ckeys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k snapsh
 expect "complete with a stale attempt" "superseded" ev complete_attempt 8 $(ckeys 1) $S 1600 1 2 0 "$(k notify)"
 expect "complete above the head" "missing" ev complete_attempt 8 $(ckeys 9) $S 1600 9 1 0 "$(k notify)"
 expect "complete 1 with a child in its lane" "ok|4" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1600 1 1 1 c1 ct '{"c":true}' L 0 "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1600 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)"
 expect "parent settled" '1600|1|["c1"]||' cli HMGET "$(k meta):0" 1:p 1:pa 1:ri 1:ch 1:ce
 expect "child entry with cause" '4-0|id|c1|type|ct|payload|{"c":true}|created_at|1600|cause|{"index":1,"attempt":1}|lane|L' \
   cli XRANGE "$(k log)" 4-0 4-0
@@ -165,29 +165,29 @@ expect "pending after completion" "2|3|4" cli ZRANGE "$(k pending)" 0 -1
 expect "ready after completion" "2|3" cli ZRANGE "$(k ready)" 0 -1
 expect "count after completion" "4" cli GET "$(k count)"
 expect "completion replay" "dup|4" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 1 1 c1 ct '{"c":true}' L 0 "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)"
 expect "completion replay with other ids" "partial" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c2)" $S 1700 1 1 1 c2 ct 1 L 0 "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c2)" $S 1700 1 1 1 c2 ct 1 L 0 '' "$(k notify)"
 expect "completion replay with another attempt" "superseded" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 2 1 c1 ct 1 L 0 "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 2 1 c1 ct 1 L 0 '' "$(k notify)"
 # An event whose recorded child ids match but whose child was not written by this attempt:
 cli HSET "$(k meta):0" 2:p 1 2:pa 1 2:ri '["c1"]' >/dev/null
 expect "completion replay whose child has another cause (Q3)" "partial" \
-  ev complete_attempt 9 $(ckeys 2) "$(idk c1)" $S 1700 2 1 1 c1 ct 1 L 0 "$(k notify)"
+  ev complete_attempt 9 $(ckeys 2) "$(idk c1)" $S 1700 2 1 1 c1 ct 1 L 0 '' "$(k notify)"
 cli HDEL "$(k meta):0" 2:p 2:pa 2:ri >/dev/null
 
 # --- fail / dead letters / redrive -------------------------------------------------------------
 fkeys() { echo "$(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:$1) $(k snapshot-pin-counts) $(k meta-split)"; }
-expect "fail with a stale attempt" "superseded|0" ev fail_attempt 7 $(fkeys 2) 2 2 boom 3 1800
-expect "fail above the head" "missing|0" ev fail_attempt 7 $(fkeys 9) 9 1 boom 3 1800
-expect "fail below the limit" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800
+expect "fail with a stale attempt" "superseded|0" ev fail_attempt 7 $(fkeys 2) 2 2 boom 3 1800 ''
+expect "fail above the head" "missing|0" ev fail_attempt 7 $(fkeys 9) 9 1 boom 3 1800 ''
+expect "fail below the limit" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800 ''
 expect "failure recorded, claim released" "1|boom|1800|1||" cli HMGET "$(k meta):0" 2:a 2:e 2:lf 2:lfa 2:ch 2:ce
-expect "retry of the recorded failure" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800
-expect "claim the failed event and the unlaned follower" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 1900 5000 0 | head -2"
-expect "fail reaching the limit" "dead_lettered|2" ev fail_attempt 7 $(fkeys 2) 2 2 boom2 2 2000
+expect "retry of the recorded failure" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800 ''
+expect "claim the failed event and the unlaned follower" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 1900 5000 '' 0 | head -2"
+expect "fail reaching the limit" "dead_lettered|2" ev fail_attempt 7 $(fkeys 2) 2 2 boom2 2 2000 ''
 expect "dead letter out of ready" "3" cli ZRANGE "$(k ready)" 0 -1
 expect "dead letter still pending" "2|3|4" cli ZRANGE "$(k pending)" 0 -1
-expect "dead letters" "2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane|||||||2000|1000|1900|2000|2|2|2|boom2" \
+expect "dead letters" "2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane|||||||2000|1000|1900|2000|2|2|2|boom2|" \
   ev dead_letters 5 "$(k log)" "$(k count)" "$(k meta)" "$(k pending)" "$(k meta-split)"
 rkeys="$(k count) $(k meta) $(k pending) $(k ready) $(k meta-split)"
 expect "redrive a live event" "0|1" ev redrive 5 $rkeys 3 retry 2100
@@ -224,19 +224,19 @@ expect "old log length" "4" cli XLEN "$(k cleared:5)"
 expect "queues unlinked" "0" cli EXISTS "$(k pending)" "$(k ready)"
 expect "clear retry with ifLastIndex" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 4 '' '' m2 "$(k notify)" a2.clear
 expect "clear when the marker is the last event" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 '' '' '' m2 "$(k notify)" a2.clear
-expect "claim after clear" "settled" ev claim_available 6 $(base_keys) w 3100 5000 0
+expect "claim after clear" "settled" ev claim_available 6 $(base_keys) w 3100 5000 '' 0
 expect "complete in the old lifetime" "superseded" ev complete_attempt 8 $(ckeys 3) $S 3100 3 1 0 "$(k notify)"
-expect "fail in the old lifetime" "cleared|0" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 3100
+expect "fail in the old lifetime" "cleared|0" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 3100 ''
 expect "renew in the old lifetime" "0|3" ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 3100 9000 1 3 1
 expect "scheduled work from the old lifetime" "cleared|4" \
-  ev append 7 $(base_keys) "$(idk g9)" $S 3100 1 g9 t 1 '' '' 0 "$(k notify)" 4
+  ev append 7 $(base_keys) "$(idk g9)" $S 3100 1 g9 t 1 '' '' 0 '' "$(k notify)" 4
 expect "same session reuses an old id" "ok|6|1" \
-  ev append 7 $(base_keys) "$(idk g1)" $S 3200 1 g1 t 1 '' L 0 "$(k notify)" 6
+  ev append 7 $(base_keys) "$(idk g1)" $S 3200 1 g1 t 1 '' L 0 '' "$(k notify)" 6
 expect "reused id re-pointed" '["s",6]' cli GET "$(idk g1)"
 expect "stale lane tail ignored: the new event heads its lane" "6|6" cli HMGET "$(k meta)" __lane:1:L:head __lane:1:L:tail
 expect "another session cannot take an old id before reclaim" "foreign|c1" \
   ev append 7 p:s2:log p:s2:count p:s2:meta p:s2:pending p:s2:ready p:s2:meta-split "$(idk c1)" \
-  s2 3200 1 c1 t 1 '' '' 0 p:s2:notify ''
+  s2 3200 1 c1 t 1 '' '' 0 '' p:s2:notify ''
 expect "read_state after clear ignores old checkpoints" '||6|5' \
   ev read_state 3 "$(k snap:R)" "$(k snap-history:R)" "$(k count)" ''
 
@@ -255,7 +255,7 @@ expect "reclaim after done" "" ev reclaim_batch 1 "$(k count)" 256
 expect "reclaim of a never-cleared session" "" ev reclaim_batch 1 p:s2:count 256
 expect "another session can now take an old id" "ok|1|1" \
   ev append 7 p:s2:log p:s2:count p:s2:meta p:s2:pending p:s2:ready p:s2:meta-split "$(idk c1)" \
-  s2 3300 1 c1 t 1 '' '' 0 p:s2:notify ''
+  s2 3300 1 c1 t 1 '' '' 0 '' p:s2:notify ''
 
 # --- presence ----------------------------------------------------------------------------------
 expect "presence patch" 'p1|{"x": 1.25}' ev presence_patch 1 "$(k presence)" 1000 p1 '{"x": 1.25}' 2000 src
@@ -274,31 +274,31 @@ for i in $(seq 1001); do
   keys+=("$(idk b$i)")
   settled=0
   [[ $i -eq 1001 ]] && settled=1
-  args+=("b$i" t "$i" '' '' "$settled")
+  args+=("b$i" t "$i" '' '' "$settled" '')
 done
 expect "append 1001 events" "ok|1|1" ev append 1007 $(base_keys) "${keys[@]}" $S 4000 1001 "${args[@]}" "$(k notify)" ''
 expect "1001 owner records" '["big",1000]|["big",1001]' cli MGET "$(idk b1000)" "$(idk b1001)"
 expect "1000 pending, 1000 ready" "1000|1000" sh -c "redis-cli -p $port ZCARD $(k pending); redis-cli -p $port ZCARD $(k ready)"
 expect "index 1001 lives in chunk 1" "4000" cli HGET "$(k meta):1" 1001:p
 expect "chunk 0 has no field of 1001" "0" cli HLEN "$(k meta):0"
-expect "claim 1000 events across one chunk" "claimed|1000" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 4100 9000 0 | head -2"
+expect "claim 1000 events across one chunk" "claimed|1000" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 4100 9000 '' 0 | head -2"
 expect "five claim fields per index in chunk 0" "5000" cli HLEN "$(k meta):0"
 expect "claim fields of index 1000" "1|w|9000" cli HMGET "$(k meta):0" 1000:d 1000:ch 1000:ce
 
 # --- a session written before chunking (count without split) -----------------------------------
 S=legacy
 cli SET "$(k count)" 3 >/dev/null
-expect "append to a legacy session" "ok|4|1" ev append 7 $(base_keys) "$(idk l4)" $S 5000 1 l4 t 1 '' Q 0 "$(k notify)" ''
+expect "append to a legacy session" "ok|4|1" ev append 7 $(base_keys) "$(idk l4)" $S 5000 1 l4 t 1 '' Q 0 '' "$(k notify)" ''
 expect "split stored as the old count" "3" cli GET "$(k meta-split)"
 expect "new metadata in chunk 0" "Q" cli HGET "$(k meta):0" 4:l
-expect "legacy index 2 maps to the base hash" "fail-me" sh -c "redis-cli -p $port HSET $(k meta) 2:d 1 2:ch w >/dev/null; redis-cli -p $port EVALSHA ${sha[fail_attempt]} 7 $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:2) $(k snapshot-pin-counts) $(k meta-split) 2 1 fail-me 5 5000 >/dev/null; redis-cli -p $port HGET $(k meta) 2:e"
+expect "legacy index 2 maps to the base hash" "fail-me" sh -c "redis-cli -p $port HSET $(k meta) 2:d 1 2:ch w >/dev/null; redis-cli -p $port EVALSHA ${sha[fail_attempt]} 7 $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:2) $(k snapshot-pin-counts) $(k meta-split) 2 1 fail-me 5 5000 '' >/dev/null; redis-cli -p $port HGET $(k meta) 2:e"
 
 # --- redrive skip hands the lane over ---------------------------------------------------------
 S=lane
-expect "two events in lane Q" "ok|1|1" ev append 8 $(base_keys) "$(idk q1)" "$(idk q2)" $S 6000 2 q1 t 1 '' Q 0 q2 t 2 '' Q 0 "$(k notify)" ''
-expect "claim the lane head only" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6000 7000 0 | head -3"
-expect "dead-letter the head" "dead_lettered|1" ev fail_attempt 7 $(fkeys 1) 1 1 boom 1 6100
-expect "lane blocked behind the dead letter" "settled" ev claim_available 6 $(base_keys) w 6100 7000 0
+expect "two events in lane Q" "ok|1|1" ev append 8 $(base_keys) "$(idk q1)" "$(idk q2)" $S 6000 2 q1 t 1 '' Q 0 '' q2 t 2 '' Q 0 '' "$(k notify)" ''
+expect "claim the lane head only" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6000 7000 '' 0 | head -3"
+expect "dead-letter the head" "dead_lettered|1" ev fail_attempt 7 $(fkeys 1) 1 1 boom 1 6100 ''
+expect "lane blocked behind the dead letter" "settled" ev claim_available 6 $(base_keys) w 6100 7000 '' 0
 expect "redrive skip" "1|1" ev redrive 5 "$(k count)" "$(k meta)" "$(k pending)" "$(k ready)" "$(k meta-split)" 1 skip 6200
 expect "skipped: processed, failedAt kept" "6200|6100" cli HMGET "$(k meta):0" 1:p 1:f
 expect "lane handed to the successor" "2|2" cli HMGET "$(k meta)" __lane:1:Q:head __lane:1:Q:tail
@@ -310,7 +310,7 @@ expect "checkpoint 1 pinned to event 2, head 2" "1" \
   ev put_snapshots 6 $(skeys) 6300 "$(k snapshot-pins:)" 2 1 '{"index":1,"state":1,"updatedAt":6300,"r":1}' 1 2 \
   2 '{"index":2,"state":2,"updatedAt":6300,"r":1}' 0 R
 expect "pinned history checkpoint kept" "1" cli ZCOUNT "$(k snap-history:R)" -inf +inf
-expect "claim event 2" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6400 9000 0 | head -3"
+expect "claim event 2" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6400 9000 '' 0 | head -3"
 expect "complete event 2 without children" "ok|3" ev complete_attempt 8 $(ckeys 2) $S 6500 2 1 0 "$(k notify)"
 expect "pin released: history, count and pin set gone" "0|0|0" sh -c "redis-cli -p $port ZCARD $(k snap-history:R); redis-cli -p $port HLEN $(k snapshot-pin-counts); redis-cli -p $port EXISTS $(k snapshot-pins:2)"
 expect "head kept" '{"index":2,"state":2,"updatedAt":6300,"r":1}' cli GET "$(k snap:R)"
@@ -323,7 +323,7 @@ big=\"$(head -c 40000 /dev/zero | tr '\0' 'x')\"
 redis-cli -p "$port" SUBSCRIBE "$(k notify)" >"$tmp/wake2" &
 subscriber=$!
 sleep 0.3
-expect "append an oversized payload" "ok|1|1" ev append 7 $(base_keys) "$(idk w1)" $S 7000 1 w1 t "$big" '' '' 0 "$(k notify)" ''
+expect "append an oversized payload" "ok|1|1" ev append 7 $(base_keys) "$(idk w1)" $S 7000 1 w1 t "$big" '' '' 0 '' "$(k notify)" ''
 expect "clear of the wake session" "ok|1|2|2" ev clear 7 $(clkeys wm) $S 7100 '' '' '' wm "$(k notify)" a2.clear
 sleep 0.3
 kill "$subscriber"; wait "$subscriber" 2>/dev/null || true
@@ -332,10 +332,36 @@ expect "oversized batch publishes the frontier only; clear publishes its marker"
 
 # --- claim of a ready index without a stream entry ------------------------------------------------
 S=missing
-expect "one event" "ok|1|1" ev append 7 $(base_keys) "$(idk x1)" $S 8000 1 x1 t 1 '' '' 0 "$(k notify)" ''
+expect "one event" "ok|1|1" ev append 7 $(base_keys) "$(idk x1)" $S 8000 1 x1 t 1 '' '' 0 '' "$(k notify)" ''
 cli ZADD "$(k ready)" 2 2 >/dev/null
-expect "missing entry" "missing|2" ev claim_available 6 $(base_keys) w 8000 9000 0
+expect "missing entry" "missing|2" ev claim_available 6 $(base_keys) w 8000 9000 '' 0
 expect "nothing written by the failed claim" "" cli HGET "$(k meta):0" 1:d
+
+# --- work extensions: bounded claims, delays (av), release_claims, held_claims -------------------
+S=ext
+hkeys() { echo "$(k count) $(k meta) $(k ready) $(k meta-split)"; }
+rlkeys() { echo "$(k count) $(k meta) $(k meta-split)"; }
+expect "three events, 2 scheduled at 9500" "ok|1|1" ev append 9 $(base_keys) "$(idk y1)" "$(idk y2)" "$(idk y3)" \
+  $S 9000 3 y1 t 1 '' '' 0 '' y2 t 2 '' '' 0 9500 y3 t 3 '' '' 0 '' "$(k notify)" ''
+expect "av stored for the scheduled event only" "|9500|" cli HMGET "$(k meta):0" 1:av 2:av 3:av
+expect "a claim with max 1 takes the lowest" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 9000 20000 1 0 | head -3"
+expect "a claim with max 5 skips the delayed event" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) v 9000 20000 5 0 | head -3"
+expect "the claimed event is 3" "1|v|20000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
+expect "busy until the delay ends" "busy|9500" ev claim_available 6 $(base_keys) w 9100 20000 '' 0
+expect "held claims of w" "1|1|20000" ev held_claims 4 $(hkeys) w 9100
+expect "held claims of nobody" "" ev held_claims 4 $(hkeys) nobody 9100
+expect "held claims after the lease" "" ev held_claims 4 $(hkeys) w 20000
+expect "release: w's lease of 1 released; wrong holder, wrong attempt, above the head not held" "1|1|3|7" \
+  ev release_claims 3 $(rlkeys) w 9100 4 3 1 1 1 7 1 1 2
+expect "released: no lease, attempt kept" "||1" cli HMGET "$(k meta):0" 1:ch 1:ce 1:d
+expect "release again: not held" "0|1" ev release_claims 3 $(rlkeys) w 9100 1 1 1
+expect "a delayed retry stores av" "failed|1" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 9200 12000
+expect "retry av, lease gone" "12000||" cli HMGET "$(k meta):0" 3:av 3:ch 3:ce
+expect "the released event is claimed again with the next attempt" "claimed|1|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 9300 20000 '' 0 | head -3"
+expect "then busy until 9500" "busy|9500" ev claim_available 6 $(base_keys) w 9300 20000 '' 0
+expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 12000 30000 '' 0 | head -2"
+expect "a failure without a retry deletes av" "failed|2" ev fail_attempt 7 $(fkeys 3) 3 2 boom 3 12100 ''
+expect "av deleted" "" cli HGET "$(k meta):0" 3:av
 
 echo "$checks checks, $failures failures"
 [[ $failures -eq 0 ]]

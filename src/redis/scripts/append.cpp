@@ -14,7 +14,7 @@ Call Append::encode(const Keys& k) const {
   c.keys = {k.log(session),     k.count(session), k.meta(session),
             k.pending(session), k.ready(session), k.meta_split(session)};
   c.keys.reserve(c.keys.size() + events.size());
-  c.argv.reserve(5 + events.size() * 6);
+  c.argv.reserve(5 + events.size() * 7);
   c.argv.emplace_back(session);
   c.argv.push_back(decimal(now));
   c.argv.push_back(decimal(static_cast<std::int64_t>(events.size())));
@@ -26,6 +26,7 @@ Call Append::encode(const Keys& k) const {
     c.argv.push_back(e.cause ? cause_json(*e.cause) : std::string());
     c.argv.push_back(e.lane.value_or(""));
     c.argv.push_back(flag(e.settled));
+    c.argv.push_back(delay(now, e.available_at_ms));
   }
   c.argv.push_back(k.notify(session));
   c.argv.push_back(origin_index ? decimal(*origin_index) : std::string());

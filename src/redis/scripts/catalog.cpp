@@ -8,11 +8,13 @@
 #include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/dead_letters.hpp"
 #include "redis/scripts/fail_attempt.hpp"
+#include "redis/scripts/held_claims.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
 #include "redis/scripts/reclaim.hpp"
 #include "redis/scripts/redrive.hpp"
+#include "redis/scripts/release_claims.hpp"
 #include "redis/scripts/renew_claims.hpp"
 
 namespace a2::redis::detail::scripts {
@@ -25,6 +27,7 @@ const a2::detail::EmbeddedText& Clear::script() { return lua::kClear; }
 const a2::detail::EmbeddedText& CompleteAttempt::script() { return lua::kCompleteAttempt; }
 const a2::detail::EmbeddedText& DeadLetters::script() { return lua::kDeadLetters; }
 const a2::detail::EmbeddedText& FailAttempt::script() { return lua::kFailAttempt; }
+const a2::detail::EmbeddedText& HeldClaims::script() { return lua::kHeldClaims; }
 const a2::detail::EmbeddedText& PresencePatch::script() { return lua::kPresencePatch; }
 const a2::detail::EmbeddedText& PresenceRead::script() { return lua::kPresenceRead; }
 const a2::detail::EmbeddedText& PutSnapshots::script() { return lua::kPutSnapshots; }
@@ -32,6 +35,7 @@ const a2::detail::EmbeddedText& ReadState::script() { return lua::kReadState; }
 const a2::detail::EmbeddedText& Reclaim::script() { return lua::kReclaim; }
 const a2::detail::EmbeddedText& ReclaimBatch::script() { return lua::kReclaimBatch; }
 const a2::detail::EmbeddedText& Redrive::script() { return lua::kRedrive; }
+const a2::detail::EmbeddedText& ReleaseClaims::script() { return lua::kReleaseClaims; }
 const a2::detail::EmbeddedText& RenewClaims::script() { return lua::kRenewClaims; }
 
 }  // namespace a2::redis::detail::scripts

@@ -20,8 +20,8 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
     return result;
   }
   if (verdict != "claimed" || r.size() < 2) unexpected(op, "unknown verdict '" + verdict + "'");
-  // { 'claimed', count, (10 columns) x count, boundary }
-  constexpr std::size_t kColumns = 10;
+  // { 'claimed', count, (11 columns) x count, boundary }
+  constexpr std::size_t kColumns = 11;
   const auto count = number(op, r[1]);
   if (count < 1 || r.size() < 2 + static_cast<std::size_t>(count) * kColumns)
     unexpected(op, "short 'claimed' reply");
@@ -42,6 +42,7 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
     e.last_failed_attempt = optional_number(op, r[o + 6]);
     e.claim_holder = text(op, r[o + 7]);
     e.claim_expires_at = number(op, r[o + 8]);
+    e.available_at = optional_number(op, r[o + 10]);  // A delay that has passed, if any.
     if (clear > 0) e.clear_index = clear;
     result.events.push_back(std::move(e));
   }
@@ -55,6 +56,7 @@ Call ClaimAvailable::encode(const Keys& k) const {
   c.keys = {k.log(session),     k.count(session), k.meta(session),
             k.pending(session), k.ready(session), k.meta_split(session)};
   c.argv = {std::string(holder), decimal(now), decimal(expires_at),
+            max_events ? decimal(*max_events) : std::string(),
             decimal(static_cast<std::int64_t>(exclude.size()))};
   for (auto i : exclude) c.argv.push_back(decimal(i));
   return c;

@@ -4,6 +4,7 @@
 // Typed caller of lua/claim_available.lua (docs/semantics.md#claim_available).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -21,7 +22,8 @@ namespace scripts {
 
 struct ClaimAvailable {
   static constexpr std::string_view kKeys = "log count meta pending ready meta-split";
-  static constexpr std::string_view kArgv = "holder now expires_at excluded {index}*excluded";
+  static constexpr std::string_view kArgv =
+      "holder now expires_at max_events excluded {index}*excluded";
   static const a2::detail::EmbeddedText& script();
 
   std::string_view session;
@@ -29,6 +31,7 @@ struct ClaimAvailable {
   std::int64_t now = 0;
   std::int64_t expires_at = 0;
   std::span<const std::int64_t> exclude;
+  std::optional<std::int64_t> max_events = std::nullopt;  // Unset: no limit.
 
   Call encode(const Keys& k) const;
   // 'missing' (a ready event without its stream entry; nothing changed) is a store failure;

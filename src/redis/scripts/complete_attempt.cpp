@@ -16,7 +16,7 @@ Call CompleteAttempt::encode(const Keys& k) const {
   c.keys.reserve(c.keys.size() + children.size());
   c.argv = {std::string(session), decimal(now), decimal(index), decimal(attempt),
             decimal(static_cast<std::int64_t>(children.size()))};
-  c.argv.reserve(6 + children.size() * 5);
+  c.argv.reserve(6 + children.size() * 6);
   for (const auto& child : children) {
     c.keys.push_back(k.id(*child.id));
     c.argv.push_back(*child.id);
@@ -24,6 +24,7 @@ Call CompleteAttempt::encode(const Keys& k) const {
     c.argv.push_back(a2::detail::json_text(child.payload));
     c.argv.push_back(child.lane.value_or(""));
     c.argv.push_back(flag(child.settled));
+    c.argv.push_back(delay(now, child.available_at_ms));
   }
   c.argv.push_back(k.notify(session));
   return c;

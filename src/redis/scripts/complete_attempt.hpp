@@ -18,7 +18,7 @@ struct CompleteAttempt {
   static constexpr std::string_view kKeys =
       "log count meta pending ready pins snapshot-pin-counts meta-split id*n";
   static constexpr std::string_view kArgv =
-      "session now index attempt n {id type payload lane settled}*n notify";
+      "session now index attempt n {id type payload lane settled available_at}*n notify";
   static const a2::detail::EmbeddedText& script();
 
   std::string_view session;

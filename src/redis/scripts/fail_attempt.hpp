@@ -4,6 +4,7 @@
 // Typed caller of lua/fail_attempt.lua (docs/semantics.md#fail_attempt).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,7 +15,7 @@ namespace a2::redis::detail::scripts {
 struct FailAttempt {
   static constexpr std::string_view kKeys =
       "count meta pending ready pins snapshot-pin-counts meta-split";
-  static constexpr std::string_view kArgv = "index attempt error max_failures now";
+  static constexpr std::string_view kArgv = "index attempt error max_failures now retry_at";
   static const a2::detail::EmbeddedText& script();
 
   std::string_view session;
@@ -23,6 +24,7 @@ struct FailAttempt {
   std::string_view error;
   std::int64_t max_failures = 0;
   std::int64_t now = 0;
+  std::optional<std::int64_t> retry_at = std::nullopt;  // Stored as `av` only when after now.
 
   Call encode(const Keys& k) const;
 

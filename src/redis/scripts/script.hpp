@@ -14,6 +14,7 @@
 // of an earlier ARGV of that name.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,17 @@ Reply run(Connection& c, std::string_view op, const Keys& keys, const Args& args
 
 inline std::string decimal(std::int64_t v) { return std::to_string(v); }
 inline std::string flag(bool v) { return v ? "1" : "0"; }
+// An event's `av` (available_at): the time when it is after now, else none (a time not after now
+// means "at once" and stores nothing, docs/semantics.md#delayed-work). The scripts store what
+// this gives, and the rows append and complete_attempt return carry the same.
+inline std::optional<std::int64_t> delayed_until(std::int64_t now, std::optional<std::int64_t> at) {
+  if (at && *at > now) return at;
+  return std::nullopt;
+}
+// delayed_until as a script argument: the time, or '' for none.
+inline std::string delay(std::int64_t now, std::optional<std::int64_t> at) {
+  const auto until = delayed_until(now, at);
+  return until ? decimal(*until) : std::string();
+}
 
 }  // namespace a2::redis::detail::scripts
