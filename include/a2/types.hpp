@@ -103,7 +103,7 @@ struct NewEvent {
   std::optional<std::string> lane;  // "" means no lane.
   bool settled = false;             // Stored already processed: a fact, not work.
   // Scheduled work: appended now, claimable from this time (ms). Not with settled.
-  std::optional<std::int64_t> available_at_ms;
+  std::optional<std::int64_t> available_at_ms{};
 };
 
 // A child event written by complete_attempt; its cause is set by the store to
@@ -114,7 +114,7 @@ struct ChildEvent {
   Json payload;
   std::optional<std::string> lane;
   bool settled = false;
-  std::optional<std::int64_t> available_at_ms;  // As NewEvent::available_at_ms.
+  std::optional<std::int64_t> available_at_ms{};  // As NewEvent::available_at_ms.
 };
 
 // A reducer checkpoint: the state after folding events up to `index`.
