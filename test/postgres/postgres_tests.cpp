@@ -3,6 +3,7 @@
 // round trip per operation, opening, and server faults (immediate shutdown mid-load).
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
@@ -707,19 +708,24 @@ TEST_CASE("concurrent complete_attempts batches over overlapping indexes do not 
       ++claims_of[e.index];
     }
   };
+  // Round g: every thread completes the same group of kBatch indexes at once (a barrier starts
+  // them together), each in its own list order; one thread per round (a different one each
+  // round) sends them as single completions instead of a batch.
+  std::barrier start(kThreads);
   auto worker = [&](int t) {
     const std::string holder = "w" + std::to_string(t);
-    std::vector<std::int64_t> order;
-    for (std::int64_t i = 1; i <= kEvents; ++i) order.push_back(i);
-    // A different order per thread: rotated, and reversed for odd threads.
-    std::rotate(order.begin(), order.begin() + t * kEvents / kThreads, order.end());
-    if (t % 2 == 1) std::reverse(order.begin(), order.end());
-    try {
-      for (std::size_t at = 0; at < order.size(); at += kBatch) {
-        const a2::ClaimNext claim_next{.holder = holder, .ttl_ms = 600000, .max_events = 2};
-        if ((at / kBatch) % 3 == 2) {  // Every third step: single completions.
-          for (std::size_t k = at; k < std::min(order.size(), at + kBatch); ++k) {
-            auto c = completion_of(order[k]);
+    const a2::ClaimNext claim_next{.holder = holder, .ttl_ms = 600000, .max_events = 2};
+    for (std::int64_t g = 0; g < kEvents / static_cast<std::int64_t>(kBatch); ++g) {
+      std::vector<std::int64_t> order;
+      for (std::int64_t k = 1; k <= static_cast<std::int64_t>(kBatch); ++k)
+        order.push_back(g * static_cast<std::int64_t>(kBatch) + k);
+      if (t % 2 == 1) std::reverse(order.begin(), order.end());
+      if (t >= 2) std::rotate(order.begin(), order.begin() + kBatch / 2, order.end());
+      start.arrive_and_wait();
+      try {
+        if ((g + t) % kThreads == 0) {
+          for (auto index : order) {
+            auto c = completion_of(index);
             auto r = f->complete_attempt({.session_id = "s",
                                           .index = c.index,
                                           .attempt = c.attempt,
@@ -736,8 +742,7 @@ TEST_CASE("concurrent complete_attempts batches over overlapping indexes do not 
         }
         a2::CompleteManyRequest request{
             .session_id = "s", .completions = {}, .claim_next = claim_next};
-        for (std::size_t k = at; k < std::min(order.size(), at + kBatch); ++k)
-          request.completions.push_back(completion_of(order[k]));
+        for (auto index : order) request.completions.push_back(completion_of(index));
         auto r = f->complete_attempts(request);
         std::lock_guard lock(mutex);
         check(r.results.size() == request.completions.size(),
@@ -748,16 +753,15 @@ TEST_CASE("concurrent complete_attempts batches over overlapping indexes do not 
                 "one.verdict == a2::CompleteVerdict::completed");
           check(one.events.size() == 1, "one.events.size() == 1");
           check(one.events.at(0).id == "c" + std::to_string(request.completions[k].index),
-                "one.events.at(0).id == \"c\" + std::to_string(request.completions[k].index)");
-          check(one.events.at(0).cause->index == request.completions[k].index,
-                "one.events.at(0).cause->index == request.completions[k].index");
+                "the child's id");
+          check(one.events.at(0).cause->index == request.completions[k].index, "the child's cause");
           child_index_of[request.completions[k].index].insert(one.events.at(0).index);
         }
         record_claim(r.next, holder);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex);
+        errors.push_back(holder + ", round " + std::to_string(g) + ": " + e.what());
       }
-    } catch (const std::exception& e) {
-      std::lock_guard lock(mutex);
-      errors.push_back(holder + ": " + e.what());
     }
   };
   std::vector<std::thread> threads;
@@ -787,6 +791,55 @@ TEST_CASE("concurrent complete_attempts batches over overlapping indexes do not 
     if (e.index > kEvents) continue;
     REQUIRE(e.processed_by_attempt == 1);
   }
+}
+
+// The largest batch the validator allows, 10,000 completions with 10,000 children in all, in one
+// call: each completion gets its own slice of the flattened child arrays (of every size, at every
+// position) and its own element of the payload array, and the reply's parts come back in order.
+TEST_CASE("a complete_attempts batch of 10,000 completions is one call", "[batch][postgres]") {
+  auto f = fresh();
+  constexpr std::int64_t kMax = 10000;
+  std::vector<a2::NewEvent> events;
+  for (std::int64_t i = 1; i <= kMax; ++i) events.push_back(ev_id("e" + std::to_string(i)));
+  (void)f->append("s", events);
+  REQUIRE(f->claim_available({.session_id = "s",
+                              .holder = "w",
+                              .ttl_ms = 600000,
+                              .expires_at_ms = std::nullopt,
+                              .exclude_indexes = {}})
+              .events.size() == kMax);
+  a2::CompleteManyRequest request{
+      .session_id = "s",
+      .completions = {},
+      .claim_next = a2::ClaimNext{.holder = "w", .ttl_ms = 600000, .max_events = 3}};
+  // Completions in descending index order, each with one child but every tenth (which has 10
+  // children instead of the next nine's one), so slices of every size and position occur.
+  std::int64_t child = 0;
+  for (std::int64_t i = kMax; i >= 1; --i) {
+    a2::Completion c{i, 1, {}};
+    const int n = i % 10 == 0 ? 10 : (i % 10 == 9 ? 0 : 1);
+    for (int k = 0; k < n && child < kMax; ++k)
+      c.events.push_back({"c" + std::to_string(++child), "child", Json{{"of", i}}, std::nullopt,
+                          false, std::nullopt});
+    request.completions.push_back(std::move(c));
+  }
+  auto r = f->complete_attempts(request);
+  REQUIRE(r.results.size() == static_cast<std::size_t>(kMax));
+  std::int64_t next_index = kMax;
+  for (std::size_t k = 0; k < r.results.size(); ++k) {
+    INFO("completion " << k);
+    REQUIRE(r.results[k].verdict == a2::CompleteVerdict::completed);
+    REQUIRE(r.results[k].events.size() == request.completions[k].events.size());
+    for (std::size_t c = 0; c < r.results[k].events.size(); ++c) {
+      REQUIRE(r.results[k].events[c].index == ++next_index);
+      REQUIRE(r.results[k].events[c].id == *request.completions[k].events[c].id);
+      REQUIRE(r.results[k].events[c].payload == request.completions[k].events[c].payload);
+      REQUIRE(r.results[k].events[c].cause->index == request.completions[k].index);
+    }
+  }
+  REQUIRE(next_index == kMax + child);
+  REQUIRE(r.next->events.size() == 3);
+  REQUIRE(r.next->events.at(0).index == kMax + 1);
 }
 
 TEST_CASE("a live feed wakes on NOTIFY well before its safety poll", "[feed][postgres]") {
