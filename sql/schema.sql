@@ -707,6 +707,18 @@ begin
   r_not_held := not_held;
 end $$;
 
+-- A completion whose parent row is missing: superseded (the caller returns) when a clear has
+-- moved the boundary to or above i since (reclaim may then have deleted the row while the caller
+-- waited for its lock), else no event at i. Shared by a2_complete_attempt and
+-- a2_complete_attempts.
+create or replace function a2_missing_parent(s text, i bigint) returns void
+language plpgsql as $$
+begin
+  if i > coalesce((select clear_index from a2_clears where session_id = s), 0) then
+    perform a2_no_event(s, i);
+  end if;
+end $$;
+
 -- complete_attempt. The children are parallel arrays in order: ids, types, payloads (a jsonb
 -- array), lanes, settled, available_at (null: none). Returns r_verdict (completed|superseded) and the children's rows in
 -- r_events.
@@ -740,11 +752,8 @@ begin
     return;
   end if;
   if parent.idx is null then
-    -- Deleted while this statement waited for its lock, after a clear.
-    if i <= coalesce((select clear_index from a2_clears where session_id = s), 0) then
-      return;
-    end if;
-    perform a2_no_event(s, i);
+    perform a2_missing_parent(s, i);
+    return;
   end if;
 
   if parent.processed_at is not null then
@@ -837,6 +846,116 @@ begin
                               new_lanes, new_settled, new_available_at,
                               jsonb_build_object('index', i, 'attempt', attempt));
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+-- complete_attempts (an a2 extension): many completions of one session in one call, then
+-- optionally claim_next. The completions are parallel arrays in list order (indexes, attempts,
+-- child_counts: how many children each has); the children are flattened in list order as in
+-- a2_complete_attempt (ids, types, lanes, settled, available_at), except new_payloads, a jsonb
+-- array holding one array of payloads per completion. holder null: no claim_next; else expires
+-- and max_events are the claim's. Returns one element per reply row in r_parts, r_verdicts and
+-- r_events (parallel): part k (1-based) for completion k, its verdict, and its children's rows
+-- (one element with a null row when it has none); then part 0, the claim's verdict and its
+-- rows, with r_retry_at and r_clear_index.
+--
+-- Each completion runs a2_complete_attempt (the one copy of the completion rules) in list
+-- order, so it gets exactly the verdict and effects the single call would give it at its place
+-- in the list; the first error raises and rolls the whole call back. That is the "errors first,
+-- against the state at the start of the call" rule of docs/semantics.md#complete_attempts: a
+-- completion's error depends only on its own parent row, its own child ids and the boundary,
+-- which no earlier completion of the call changes (indexes and child ids are distinct, checked
+-- before the call), except "no event at an index", which is therefore decided from the rows
+-- locked at the start (an index naming a child of an earlier completion is above the head
+-- then). Lock order: every parent row first, in index order (the order claims lock in), then
+-- the session lock, taken by the first completion that applies (as a2_complete_attempt takes
+-- them); docs/postgres-layout.md#locking.
+create or replace function a2_complete_attempts(s text, now_ms bigint,
+                                                completion_indexes bigint[],
+                                                completion_attempts bigint[],
+                                                child_counts bigint[], new_ids text[],
+                                                new_types text[], new_payloads jsonb,
+                                                new_lanes text[], new_settled boolean[],
+                                                new_available_at bigint[], holder text,
+                                                expires bigint, max_events bigint,
+                                                out r_parts bigint[], out r_verdicts text[],
+                                                out r_events a2_events[], out r_retry_at bigint,
+                                                out r_clear_index bigint)
+language plpgsql as $$
+declare
+  n integer := coalesce(cardinality(completion_indexes), 0);
+  present boolean[] := array_fill(false, array[n]);
+  k integer;
+  first_child integer := 1;
+  last_child integer;
+  verdict text;
+  part_rows a2_events[];
+  one_row a2_events;
+  out_n integer := 0;
+begin
+  r_parts := '{}';
+  r_verdicts := '{}';
+  r_events := '{}';
+  -- The parent rows, each by its full primary key, in index order.
+  for k in select listed.ord from unnest(completion_indexes) with ordinality listed(idx, ord)
+            order by listed.idx loop
+    perform 1 from a2_events
+      where session_id = s and idx = completion_indexes[k]
+        and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+      for update;
+    present[k] := found;
+  end loop;
+  for k in 1 .. n loop
+    last_child := first_child + coalesce(child_counts[k], 0)::integer - 1;
+    if present[k] then
+      select done.r_verdict, done.r_events into verdict, part_rows
+        from a2_complete_attempt(s, completion_indexes[k], completion_attempts[k], now_ms,
+                                 coalesce(new_ids[first_child:last_child], '{}'),
+                                 coalesce(new_types[first_child:last_child], '{}'),
+                                 coalesce(new_payloads->(k - 1), '[]'::jsonb),
+                                 coalesce(new_lanes[first_child:last_child], '{}'),
+                                 coalesce(new_settled[first_child:last_child], '{}'),
+                                 coalesce(new_available_at[first_child:last_child], '{}')) done;
+    else
+      -- Not a row above the boundary at the start of the call.
+      perform a2_missing_parent(s, completion_indexes[k]);
+      verdict := 'superseded';
+      part_rows := '{}';
+    end if;
+    if coalesce(cardinality(part_rows), 0) = 0 then
+      out_n := out_n + 1;
+      r_parts[out_n] := k;
+      r_verdicts[out_n] := verdict;
+      r_events[out_n] := null;
+    else
+      foreach one_row in array part_rows loop
+        out_n := out_n + 1;
+        r_parts[out_n] := k;
+        r_verdicts[out_n] := verdict;
+        r_events[out_n] := one_row;
+      end loop;
+    end if;
+    first_child := last_child + 1;
+  end loop;
+  if holder is null then
+    return;
+  end if;
+  -- claim_next: claim_available's own function, after the completions.
+  select claim.r_verdict, claim.r_retry_at, claim.r_clear_index, claim.r_events
+    into verdict, r_retry_at, r_clear_index, part_rows
+    from a2_claim_available(s, holder, now_ms, expires, '{}'::bigint[], max_events) claim;
+  if coalesce(cardinality(part_rows), 0) = 0 then
+    out_n := out_n + 1;
+    r_parts[out_n] := 0;
+    r_verdicts[out_n] := verdict;
+    r_events[out_n] := null;
+  else
+    foreach one_row in array part_rows loop
+      out_n := out_n + 1;
+      r_parts[out_n] := 0;
+      r_verdicts[out_n] := verdict;
+      r_events[out_n] := one_row;
+    end loop;
+  end if;
 end $$;
 
 -- fail_attempt. retry_at: not claimable before then (null, or not after now_ms: at once; a

@@ -62,11 +62,36 @@ struct RenewRequest {
   std::optional<std::int64_t> expires_at_ms{};
 };
 
+// Claims the session's next work for `holder` in the same atomic call as a completion, as
+// claim_available({session, holder, lease, max_events}) would after it
+// (docs/semantics.md#claim_next).
+struct ClaimNext {
+  std::string holder{};
+  std::optional<std::int64_t> ttl_ms{};        // Lease length, > 0. Used when expires_at_ms is unset.
+  std::optional<std::int64_t> expires_at_ms{}; // Absolute lease end; wins over ttl_ms.
+  std::int64_t max_events = 1;                 // Claim at most this many (>= 1).
+};
+
 struct CompleteRequest {
   std::string session_id{};
   std::int64_t index = 0;
   std::int64_t attempt = 0;
   std::vector<ChildEvent> events{};  // Children, appended atomically with the completion.
+  std::optional<ClaimNext> claim_next{};
+};
+
+// One completion of a batched complete_attempts call.
+struct Completion {
+  std::int64_t index = 0;
+  std::int64_t attempt = 0;
+  std::vector<ChildEvent> events{};
+};
+
+// Completes many attempts of one session atomically (docs/semantics.md#complete_attempts).
+struct CompleteManyRequest {
+  std::string session_id{};
+  std::vector<Completion> completions{};  // Distinct indexes; applied in this order.
+  std::optional<ClaimNext> claim_next{};
 };
 
 struct FailRequest {

@@ -52,6 +52,12 @@ enum class CompleteVerdict { completed, superseded };
 struct [[nodiscard]] CompleteResult {
   CompleteVerdict verdict = CompleteVerdict::superseded;
   std::vector<StoredEvent> events;  // completed: the child rows, ascending.
+  std::optional<ClaimResult> next;  // The claim_next result, when the request asked for one.
+};
+
+struct [[nodiscard]] CompleteManyResult {
+  std::vector<CompleteResult> results;  // results[i] answers completions[i] (no `next` there).
+  std::optional<ClaimResult> next;      // The claim_next result, when the request asked for one.
 };
 
 enum class FailVerdict { failed, dead_lettered, superseded };

@@ -187,6 +187,8 @@ class Store {
   //   superseded  the attempt is no longer current (re-claimed, failed, cleared); nothing changed
   // Throws PartialDuplicateBatch (a child id already owned; a retry that does not match),
   // InvalidArgument (index above the head, bad input), Unavailable. Retry-safe with child ids.
+  // With claim_next it then claims the session's next work for that holder in the same call
+  // (result.next; docs/semantics.md#claim_next): a busy worker needs one round trip per job.
   CompleteResult complete_attempt(CompleteRequest request) {
     constexpr std::string_view op = "complete_attempt";
     detail::check_session_id(op, request.session_id);
@@ -195,9 +197,41 @@ class Store {
     detail::check_batch_size(op, request.events.size());
     std::set<std::string> seen;
     for (const auto& e : request.events) detail::check_event(op, e, seen);
+    if (request.claim_next) check_claim_next(op, *request.claim_next);
     ensure_open(op);
     for (auto& e : request.events) normalize(e);
     return do_complete_attempt(request);
+  }
+
+  // Completes many attempts of one session in one atomic call: each completion gets the verdict
+  // complete_attempt would give it at its place in the list; an error of any (a child id taken,
+  // a retry that does not match, an index above the head) fails the whole call and changes
+  // nothing. With claim_next, then claims the session's next work for the holder in the same
+  // call. docs/semantics.md#complete_attempts. Throws PartialDuplicateBatch, InvalidArgument
+  // (also: an index listed twice, a child id given twice in the call), Unavailable. One round
+  // trip. Retry-safe with child ids (claim_next is not replayed: see the docs).
+  CompleteManyResult complete_attempts(CompleteManyRequest request) {
+    constexpr std::string_view op = "complete_attempts";
+    detail::check_session_id(op, request.session_id);
+    detail::check_list_size(op, "completions", request.completions.size());
+    std::set<std::int64_t> indexes;
+    std::set<std::string> seen;
+    std::size_t children = 0;
+    for (const auto& c : request.completions) {
+      detail::check_integer(op, "index", c.index);
+      detail::check_integer(op, "attempt", c.attempt);
+      if (!indexes.insert(c.index).second)
+        detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
+      children += c.events.size();
+      detail::check_batch_size(op, children);
+      for (const auto& e : c.events) detail::check_event(op, e, seen);
+    }
+    if (request.claim_next) check_claim_next(op, *request.claim_next);
+    ensure_open(op);
+    if (request.completions.empty() && !request.claim_next) return {};
+    for (auto& c : request.completions)
+      for (auto& e : c.events) normalize(e);
+    return do_complete_attempts(request);
   }
 
   // Records a failure of the current attempt.
@@ -378,6 +412,7 @@ class Store {
                                                 const std::string& holder) = 0;
   virtual HeadResult do_head(const std::string& session_id) = 0;
   virtual CompleteResult do_complete_attempt(const CompleteRequest& request) = 0;
+  virtual CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) = 0;
   virtual FailResult do_fail_attempt(const FailRequest& request) = 0;
   virtual std::vector<StoredEvent> do_dead_letters(const std::string& session_id) = 0;
   virtual RedriveResult do_redrive(const RedriveRequest& request) = 0;
@@ -406,6 +441,11 @@ class Store {
     detail::check_integer(op, "after_index", options.after_index, 0);
     if (options.through_index) detail::check_integer(op, "through_index", *options.through_index, 0);
     ensure_open(op);
+  }
+  static void check_claim_next(std::string_view op, const ClaimNext& next) {
+    detail::check_text(op, "claim_next holder", next.holder, kMaxHolderBytes);
+    detail::check_lease(op, next.ttl_ms, next.expires_at_ms);
+    detail::check_integer(op, "claim_next max_events", next.max_events, 1);
   }
   static void check_state_bounds(std::string_view op, const std::optional<std::int64_t>& through,
                                  const std::optional<std::int64_t>& snapshot_through) {

@@ -22,6 +22,7 @@
 #include "postgres/calls/claim_available.hpp"
 #include "postgres/calls/clear.hpp"
 #include "postgres/calls/complete_attempt.hpp"
+#include "postgres/calls/complete_attempts.hpp"
 #include "postgres/calls/fail_attempt.hpp"
 #include "postgres/calls/patch_presence.hpp"
 #include "postgres/calls/put_snapshots.hpp"
@@ -209,7 +210,20 @@ class PostgresStore final : public Store {
   }
 
   CompleteResult do_complete_attempt(const CompleteRequest& request) override {
-    return write("complete_attempt", calls::CompleteAttempt::of(request, clock().now_ms()));
+    if (!request.claim_next)
+      return write("complete_attempt", calls::CompleteAttempt::of(request, clock().now_ms()));
+    // With claim_next: a2_complete_attempts with one completion, then the claim.
+    auto many = complete_many("complete_attempt",
+                              calls::CompleteAttempts::of(request, clock().now_ms()), 1, true);
+    CompleteResult out = std::move(many.results.at(0));
+    out.next = std::move(many.next);
+    return out;
+  }
+
+  CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override {
+    return complete_many("complete_attempts",
+                         calls::CompleteAttempts::of(request, clock().now_ms()),
+                         request.completions.size(), request.claim_next.has_value());
   }
 
   FailResult do_fail_attempt(const FailRequest& request) override {
@@ -307,6 +321,18 @@ class PostgresStore final : public Store {
         throw_unreadable_reply(op, e.what());
       }
     });
+  }
+
+  // a2_complete_attempts, whose reply must hold one result per completion and the claim when
+  // one was asked for (else it is unreadable: outcome unknown, as any undecodable write reply).
+  CompleteManyResult complete_many(std::string_view op, const calls::CompleteAttempts& call,
+                                   std::size_t completions, bool claim_next) {
+    auto out = write(op, call);
+    if (out.results.size() != completions || out.next.has_value() != claim_next)
+      throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
+                                     " completion results for " + std::to_string(completions) +
+                                     (out.next ? " and a claim" : " and no claim"));
+    return out;
   }
 
   std::vector<StateResult> read_states(std::string_view op, const std::string& reducer,

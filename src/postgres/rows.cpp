@@ -112,11 +112,19 @@ std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type firs
 }
 
 std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first) {
+  return stored_events_of(rows, first, 0, rows.size());
+}
+
+std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first,
+                                          pqxx::result::size_type begin,
+                                          pqxx::result::size_type end) {
   expect_stored_columns(rows, first);
   std::vector<StoredEvent> out;
-  out.reserve(rows.size());
-  for (const auto& row : rows)
+  out.reserve(end - begin);
+  for (auto r = begin; r < end; ++r) {
+    const auto row = rows.at(r);
     if (!row[first + 1].is_null()) out.push_back(stored_from_row(row, first));
+  }
   return out;
 }
 

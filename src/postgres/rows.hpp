@@ -67,5 +67,9 @@ std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type firs
 // Every row's stored event, skipping rows whose event columns are null (a write statement's
 // "no rows" row), checking the columns.
 std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first = 0);
+// The same for the rows [begin, end) of `rows` (one part of a reply that has several).
+std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first,
+                                          pqxx::result::size_type begin,
+                                          pqxx::result::size_type end);
 
 }  // namespace a2::postgres::detail

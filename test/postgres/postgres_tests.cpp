@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Postgres-only tests: the parts of the contract only Postgres has (119 [P], 125 [P]), the one
 // round trip per operation, opening, and server faults (immediate shutdown mid-load).
+#include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
@@ -432,6 +434,43 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
   REQUIRE(statements_logged(server.log(), offset, app) == 1);
   REQUIRE(replay.events.size() == 1);
   REQUIRE(replay.events.at(0).index == first.events.at(0).index);
+  // complete_attempts, and complete_attempt with claim_next: the completions and the claim run
+  // in one function call. Session "b" warms the statements up, "b2" is measured.
+  for (const std::string s : {"b", "b2"}) {
+    INFO("session " << s);
+    (void)store.append(s, evs_with_ids(s + "-", 5));
+    auto claimed = store.claim_available({.session_id = s,
+                                          .holder = "w1",
+                                          .ttl_ms = 30000,
+                                          .expires_at_ms = std::nullopt,
+                                          .exclude_indexes = {},
+                                          .max_events = 2});
+    REQUIRE(claimed.events.size() == 2);
+    const a2::ClaimNext claim_next{.holder = "w1", .ttl_ms = 30000};
+    offset = server.log().size();
+    auto many = store.complete_attempts(
+        {.session_id = s,
+         .completions = {{2, 1, {{s + "-c", "child", nullptr, std::nullopt, true, std::nullopt}}},
+                         {1, 1, {}}},
+         .claim_next = claim_next});
+    REQUIRE(statements_logged(server.log(), offset, app) == 1);
+    REQUIRE(many.results.size() == 2);
+    REQUIRE(many.results.at(0).events.at(0).index == 6);
+    REQUIRE(many.next.has_value());
+    REQUIRE(many.next->events.at(0).index == 3);
+    offset = server.log().size();
+    auto one = store.complete_attempt(
+        {.session_id = s, .index = 3, .attempt = 1, .events = {}, .claim_next = claim_next});
+    REQUIRE(statements_logged(server.log(), offset, app) == 1);
+    REQUIRE(one.verdict == a2::CompleteVerdict::completed);
+    REQUIRE(one.next.has_value());
+    REQUIRE(one.next->events.at(0).index == 4);
+    offset = server.log().size();
+    auto plain = store.complete_attempts({.session_id = s, .completions = {{4, 1, {}}}});
+    REQUIRE(statements_logged(server.log(), offset, app) == 1);
+    REQUIRE(plain.results.at(0).verdict == a2::CompleteVerdict::completed);
+    REQUIRE(!plain.next.has_value());
+  }
 }
 
 // The largest "rows=N" of the actual figures and "Rows Removed by ...: N" in the plans
@@ -585,8 +624,33 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
                                   .exclude_indexes = {}});
   REQUIRE(busy.verdict == a2::ClaimVerdict::busy);
   REQUIRE(busy.retry_at == kT0 + 50000);
+  // Batched completion with claim_next (a child claimed by the same call), complete_attempt
+  // with claim_next answering busy, and a batch without claim_next.
+  REQUIRE(f->append("h", {ev_id("b1"), ev_id("b2")}).events.at(0).index == 20008);
+  REQUIRE(f->claim_available({.session_id = "h",
+                              .holder = "w1",
+                              .ttl_ms = 30000,
+                              .expires_at_ms = std::nullopt,
+                              .exclude_indexes = {},
+                              .max_events = 1})
+              .events.at(0)
+              .index == 20008);
+  const a2::ClaimNext claim_next{.holder = "w1", .ttl_ms = 30000, .max_events = 2};
+  auto batch = f->complete_attempts(
+      {.session_id = "h",
+       .completions = {{20008, 1, {{"bc1", "t", nullptr, std::nullopt, false, std::nullopt}}}},
+       .claim_next = claim_next});
+  REQUIRE(batch.results.at(0).events.at(0).index == 20010);
+  REQUIRE(batch.next->events.size() == 2);  // 20009 and the child 20010.
+  auto single = f->complete_attempt(
+      {.session_id = "h", .index = 20009, .attempt = 1, .events = {}, .claim_next = claim_next});
+  REQUIRE(single.verdict == a2::CompleteVerdict::completed);
+  REQUIRE(single.next->verdict == a2::ClaimVerdict::busy);
+  REQUIRE(f->complete_attempts({.session_id = "h", .completions = {{20010, 1, {}}}})
+              .results.at(0)
+              .verdict == a2::CompleteVerdict::completed);
   REQUIRE(f->append("h", {}).has_pending);  // The empty append reads has_pending only.
-  REQUIRE(clear(*f.store, "h").clear_index == 20008);
+  REQUIRE(clear(*f.store, "h").clear_index == 20011);
   const std::string log = server.log();
   REQUIRE(log.find("a2_events_pending", offset) != std::string::npos);  // Plans were logged.
   {
@@ -597,10 +661,185 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
   // Reclaim takes the old lifetime in batches of 256 rows (then the snapshot rows) and reads no
   // more than a batch per call.
   const auto reclaim_offset = server.log().size();
-  REQUIRE(reclaim_all(*f.store, "h", 100) == 20007);
+  REQUIRE(reclaim_all(*f.store, "h", 100) == 20010);
   auto largest = largest_row_count(server.log(), reclaim_offset);
   INFO("the plan with the most rows:\n" << largest.context);
   REQUIRE(largest.rows <= 256);
+}
+
+// Batches lock their parent rows in index order before the session lock, as single completions
+// lock row then session and claims lock rows in index order (docs/postgres-layout.md#locking):
+// concurrent batches over overlapping indexes in different list orders, mixed with single
+// completions, all with claim_next, never deadlock (Postgres would abort one with 40P01, which
+// surfaces as store_unavailable and fails the test). Every completion is applied once and
+// replayed by the others with the same child row, and no event is claimed twice.
+TEST_CASE("concurrent complete_attempts batches over overlapping indexes do not deadlock",
+          "[locking][postgres]") {
+  auto f = open_fixture(PostgresServer::shared().connection(), a2::postgres::Options{}.pool_size);
+  constexpr int kEvents = 120;
+  constexpr int kThreads = 4;
+  constexpr std::size_t kBatch = 8;
+  (void)f->append("s", evs_with_ids("e", kEvents));
+  REQUIRE(f->claim_available({.session_id = "s",
+                              .holder = "w",
+                              .ttl_ms = 600000,
+                              .expires_at_ms = std::nullopt,
+                              .exclude_indexes = {}})
+              .events.size() == kEvents);
+  auto completion_of = [](std::int64_t i) {
+    return a2::Completion{
+        i,
+        1,
+        {{"c" + std::to_string(i), "child", Json{{"of", i}}, std::nullopt, false, std::nullopt}}};
+  };
+  std::mutex mutex;
+  std::map<std::int64_t, std::set<std::int64_t>> child_index_of;  // Parent -> child indexes seen.
+  std::map<std::int64_t, int> claims_of;                          // Claimed index -> times.
+  std::vector<std::string> errors;
+  // Catch's assertions are not for other threads: a failed check there is an exception.
+  auto check = [](bool ok, const char* what) {
+    if (!ok) throw std::runtime_error(std::string("check failed: ") + what);
+  };
+  auto record_claim = [&](const std::optional<a2::ClaimResult>& next, const std::string& holder) {
+    check(next.has_value(), "next.has_value()");
+    for (const auto& e : next->events) {
+      check(e.claim_holder == holder, "e.claim_holder == holder");
+      check(e.attempt_count == 1, "e.attempt_count == 1");
+      ++claims_of[e.index];
+    }
+  };
+  // Round g: every thread completes the same group of kBatch indexes at once (a barrier starts
+  // them together), each in its own list order; one thread per round (a different one each
+  // round) sends them as single completions instead of a batch.
+  std::barrier start(kThreads);
+  auto worker = [&](int t) {
+    const std::string holder = "w" + std::to_string(t);
+    const a2::ClaimNext claim_next{.holder = holder, .ttl_ms = 600000, .max_events = 2};
+    for (std::int64_t g = 0; g < kEvents / static_cast<std::int64_t>(kBatch); ++g) {
+      std::vector<std::int64_t> order;
+      for (std::int64_t k = 1; k <= static_cast<std::int64_t>(kBatch); ++k)
+        order.push_back(g * static_cast<std::int64_t>(kBatch) + k);
+      if (t % 2 == 1) std::reverse(order.begin(), order.end());
+      if (t >= 2) std::rotate(order.begin(), order.begin() + kBatch / 2, order.end());
+      start.arrive_and_wait();
+      try {
+        if ((g + t) % kThreads == 0) {
+          for (auto index : order) {
+            auto c = completion_of(index);
+            auto r = f->complete_attempt({.session_id = "s",
+                                          .index = c.index,
+                                          .attempt = c.attempt,
+                                          .events = c.events,
+                                          .claim_next = claim_next});
+            std::lock_guard lock(mutex);
+            check(r.verdict == a2::CompleteVerdict::completed,
+                  "r.verdict == a2::CompleteVerdict::completed");
+            check(r.events.size() == 1, "r.events.size() == 1");
+            child_index_of[c.index].insert(r.events.at(0).index);
+            record_claim(r.next, holder);
+          }
+          continue;
+        }
+        a2::CompleteManyRequest request{
+            .session_id = "s", .completions = {}, .claim_next = claim_next};
+        for (auto index : order) request.completions.push_back(completion_of(index));
+        auto r = f->complete_attempts(request);
+        std::lock_guard lock(mutex);
+        check(r.results.size() == request.completions.size(),
+              "r.results.size() == request.completions.size()");
+        for (std::size_t k = 0; k < r.results.size(); ++k) {
+          const auto& one = r.results[k];
+          check(one.verdict == a2::CompleteVerdict::completed,
+                "one.verdict == a2::CompleteVerdict::completed");
+          check(one.events.size() == 1, "one.events.size() == 1");
+          check(one.events.at(0).id == "c" + std::to_string(request.completions[k].index),
+                "the child's id");
+          check(one.events.at(0).cause->index == request.completions[k].index, "the child's cause");
+          child_index_of[request.completions[k].index].insert(one.events.at(0).index);
+        }
+        record_claim(r.next, holder);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex);
+        errors.push_back(holder + ", round " + std::to_string(g) + ": " + e.what());
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (auto& th : threads) th.join();
+  INFO("errors: " << (errors.empty() ? "" : errors.front()));
+  REQUIRE(errors.empty());
+  // Every parent completed once, with one child row that every replay reported.
+  REQUIRE(child_index_of.size() == static_cast<std::size_t>(kEvents));
+  std::set<std::int64_t> children;
+  for (const auto& [parent, seen] : child_index_of) {
+    INFO("parent " << parent);
+    REQUIRE(seen.size() == 1);
+    children.insert(*seen.begin());
+  }
+  REQUIRE(children.size() == static_cast<std::size_t>(kEvents));
+  REQUIRE(*children.begin() == kEvents + 1);
+  REQUIRE(*children.rbegin() == 2 * kEvents);
+  REQUIRE(f->head("s").head_index == 2 * kEvents);
+  // No event claimed twice; the claims are children (the parents are leased to "w").
+  for (const auto& [index, times] : claims_of) {
+    INFO("index " << index);
+    REQUIRE(times == 1);
+    REQUIRE(index > kEvents);
+  }
+  for (const auto& e : f->read("s")) {
+    if (e.index > kEvents) continue;
+    REQUIRE(e.processed_by_attempt == 1);
+  }
+}
+
+// The largest batch the validator allows, 10,000 completions with 10,000 children in all, in one
+// call: each completion gets its own slice of the flattened child arrays (of every size, at every
+// position) and its own element of the payload array, and the reply's parts come back in order.
+TEST_CASE("a complete_attempts batch of 10,000 completions is one call", "[batch][postgres]") {
+  auto f = fresh();
+  constexpr std::int64_t kMax = 10000;
+  std::vector<a2::NewEvent> events;
+  for (std::int64_t i = 1; i <= kMax; ++i) events.push_back(ev_id("e" + std::to_string(i)));
+  (void)f->append("s", events);
+  REQUIRE(f->claim_available({.session_id = "s",
+                              .holder = "w",
+                              .ttl_ms = 600000,
+                              .expires_at_ms = std::nullopt,
+                              .exclude_indexes = {}})
+              .events.size() == kMax);
+  a2::CompleteManyRequest request{
+      .session_id = "s",
+      .completions = {},
+      .claim_next = a2::ClaimNext{.holder = "w", .ttl_ms = 600000, .max_events = 3}};
+  // Completions in descending index order, each with one child but every tenth (which has 10
+  // children instead of the next nine's one), so slices of every size and position occur.
+  std::int64_t child = 0;
+  for (std::int64_t i = kMax; i >= 1; --i) {
+    a2::Completion c{i, 1, {}};
+    const int n = i % 10 == 0 ? 10 : (i % 10 == 9 ? 0 : 1);
+    for (int k = 0; k < n && child < kMax; ++k)
+      c.events.push_back({"c" + std::to_string(++child), "child", Json{{"of", i}}, std::nullopt,
+                          false, std::nullopt});
+    request.completions.push_back(std::move(c));
+  }
+  auto r = f->complete_attempts(request);
+  REQUIRE(r.results.size() == static_cast<std::size_t>(kMax));
+  std::int64_t next_index = kMax;
+  for (std::size_t k = 0; k < r.results.size(); ++k) {
+    INFO("completion " << k);
+    REQUIRE(r.results[k].verdict == a2::CompleteVerdict::completed);
+    REQUIRE(r.results[k].events.size() == request.completions[k].events.size());
+    for (std::size_t c = 0; c < r.results[k].events.size(); ++c) {
+      REQUIRE(r.results[k].events[c].index == ++next_index);
+      REQUIRE(r.results[k].events[c].id == *request.completions[k].events[c].id);
+      REQUIRE(r.results[k].events[c].payload == request.completions[k].events[c].payload);
+      REQUIRE(r.results[k].events[c].cause->index == request.completions[k].index);
+    }
+  }
+  REQUIRE(next_index == kMax + child);
+  REQUIRE(r.next->events.size() == 3);
+  REQUIRE(r.next->events.at(0).index == kMax + 1);
 }
 
 TEST_CASE("a live feed wakes on NOTIFY well before its safety poll", "[feed][postgres]") {

@@ -33,20 +33,26 @@ struct ClaimAvailable {
   }
 
   // r_verdict, r_retry_at, r_clear_index, then the claimed rows.
-  static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_verdict", "r_retry_at", "r_clear_index"});
-    const auto& row = rows.at(0);
-    const std::string verdict = row[0].c_str();
+  static Reply decode(const pqxx::result& rows) { return decode_part(rows, 0, 0, rows.size()); }
+
+  // The claim's columns r_verdict, r_retry_at, r_clear_index at `first`, the claimed rows'
+  // stored-event columns after them, in the rows [begin, end) of `rows`: claim_available's reply,
+  // and the claim_next part of complete_attempts' (calls/complete_attempts.hpp).
+  static Reply decode_part(const pqxx::result& rows, pqxx::row::size_type first,
+                           pqxx::result::size_type begin, pqxx::result::size_type end) {
+    expect_columns(rows, first, {"r_verdict", "r_retry_at", "r_clear_index"});
+    const auto row = rows.at(begin);
+    const std::string verdict = row[first].c_str();
     ClaimResult out;
     if (verdict == "claimed") {
       out.verdict = ClaimVerdict::claimed;
-      out.events = stored_events_of(rows, 3);
-      const auto clear_index = row[2].as<std::int64_t>();
+      out.events = stored_events_of(rows, first + 3, begin, end);
+      const auto clear_index = row[first + 2].as<std::int64_t>();
       if (clear_index > 0)
         for (auto& e : out.events) e.clear_index = clear_index;
     } else if (verdict == "busy") {
       out.verdict = ClaimVerdict::busy;
-      out.retry_at = row[1].as<std::int64_t>();
+      out.retry_at = row[first + 1].as<std::int64_t>();
     } else if (verdict == "settled") {
       out.verdict = ClaimVerdict::settled;
     } else {

@@ -55,13 +55,21 @@ struct CompleteAttempt {
   }
 
   // r_verdict, then the children's rows.
-  static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_verdict"});
-    const std::string verdict = rows.at(0)[0].c_str();
-    if (verdict == "superseded") return CompleteResult{CompleteVerdict::superseded, {}};
+  static Reply decode(const pqxx::result& rows) { return decode_part(rows, 0, 1, 0, rows.size()); }
+
+  // The completion's r_verdict at column `verdict_column`, its children's stored-event columns at
+  // `events`, in the rows [begin, end) of `rows`: complete_attempt's reply, and one completion's
+  // part of complete_attempts' (calls/complete_attempts.hpp).
+  static Reply decode_part(const pqxx::result& rows, pqxx::row::size_type verdict_column,
+                           pqxx::row::size_type events, pqxx::result::size_type begin,
+                           pqxx::result::size_type end) {
+    expect_columns(rows, verdict_column, {"r_verdict"});
+    const std::string verdict = rows.at(begin)[verdict_column].c_str();
+    if (verdict == "superseded") return CompleteResult{CompleteVerdict::superseded, {}, {}};
     if (verdict != "completed")
       throw std::logic_error("unknown completion verdict '" + verdict + "'");
-    return CompleteResult{CompleteVerdict::completed, stored_events_of(rows, 1)};
+    return CompleteResult{
+        CompleteVerdict::completed, stored_events_of(rows, events, begin, end), {}};
   }
 };
 

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_complete_attempts (sql/complete_attempts.sql, sql/schema.sql):
+// complete_attempts, and complete_attempt with claim_next. The completions as parallel arrays,
+// their children flattened in list order, the claim_next lease.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "a2/detail/validate.hpp"
+#include "a2/options.hpp"
+#include "a2/results.hpp"
+#include "a2/types.hpp"
+#include "postgres/calls/claim_available.hpp"
+#include "postgres/calls/complete_attempt.hpp"
+#include "postgres/calls/params.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct CompleteAttempts {
+  static constexpr const char* kStatement = "a2_complete_attempts";
+  using Reply = CompleteManyResult;
+
+  std::string session_id;
+  std::int64_t now_ms = 0;
+  std::vector<std::int64_t> indexes;
+  std::vector<std::int64_t> attempts;
+  std::vector<std::int64_t> child_counts;
+  std::vector<std::string> ids;
+  std::vector<std::string> types;
+  std::string payloads;  // A jsonb array of one array of payloads per completion.
+  std::vector<std::optional<std::string>> lanes;
+  std::vector<bool> settled;
+  std::vector<std::optional<std::int64_t>> available_at;
+  std::optional<std::string> holder;  // claim_next; unset: none.
+  std::optional<std::int64_t> expires_at_ms;
+  std::optional<std::int64_t> max_events;
+
+  // Every child's id is set (the base class assigned missing ones).
+  static CompleteAttempts of(const std::string& session_id,
+                             const std::vector<Completion>& completions,
+                             const std::optional<ClaimNext>& claim_next, std::int64_t now_ms) {
+    CompleteAttempts call;
+    call.session_id = session_id;
+    call.now_ms = now_ms;
+    std::string payloads = "[";
+    for (const auto& c : completions) {
+      call.indexes.push_back(c.index);
+      call.attempts.push_back(c.attempt);
+      call.child_counts.push_back(static_cast<std::int64_t>(c.events.size()));
+      std::vector<const Json*> own;
+      for (const auto& e : c.events) {
+        call.ids.push_back(*e.id);
+        call.types.push_back(e.type);
+        own.push_back(&e.payload);
+        call.lanes.push_back(e.lane);
+        call.settled.push_back(e.settled);
+        call.available_at.push_back(e.available_at_ms);
+      }
+      if (payloads.size() > 1) payloads += ',';
+      payloads += json_array(own);
+    }
+    call.payloads = payloads + "]";
+    if (claim_next) {
+      call.holder = claim_next->holder;
+      call.expires_at_ms =
+          a2::detail::lease_expires_at(now_ms, claim_next->ttl_ms, claim_next->expires_at_ms);
+      call.max_events = claim_next->max_events;
+    }
+    return call;
+  }
+  static CompleteAttempts of(const CompleteManyRequest& request, std::int64_t now_ms) {
+    return of(request.session_id, request.completions, request.claim_next, now_ms);
+  }
+  // complete_attempt with claim_next: a batch of one.
+  static CompleteAttempts of(const CompleteRequest& request, std::int64_t now_ms) {
+    return of(request.session_id, {Completion{request.index, request.attempt, request.events}},
+              request.claim_next, now_ms);
+  }
+
+  pqxx::result exec(pqxx::transaction_base& tx) const {
+    return tx.exec_prepared(kStatement, session_id, now_ms, int_array(indexes), int_array(attempts),
+                            int_array(child_counts), text_array(ids), text_array(types), payloads,
+                            text_array(lanes), bool_array(settled), int_array(available_at), holder,
+                            expires_at_ms, max_events);
+  }
+
+  // r_part, then per part the columns of its decoder: a completion's (k >= 1) r_verdict and its
+  // children; the claim's (0) r_verdict, r_retry_at, r_clear_index and its rows. Parts come in
+  // order, each as consecutive rows.
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, 0, {"r_part", "r_verdict", "r_retry_at", "r_clear_index"});
+    Reply out;
+    for (pqxx::result::size_type begin = 0; begin < rows.size();) {
+      const auto part = rows.at(begin)[0].as<std::int64_t>();
+      auto end = begin + 1;
+      while (end < rows.size() && rows.at(end)[0].as<std::int64_t>() == part) ++end;
+      if (part == 0) {
+        if (out.next) throw std::logic_error("a second claim part");
+        out.next = ClaimAvailable::decode_part(rows, 1, begin, end);
+      } else {
+        if (out.next || part != static_cast<std::int64_t>(out.results.size()) + 1)
+          throw std::logic_error("completion part " + std::to_string(part) + " out of order");
+        out.results.push_back(CompleteAttempt::decode_part(rows, 1, 4, begin, end));
+      }
+      begin = end;
+    }
+    return out;
+  }
+};
+
+}  // namespace a2::postgres::detail::calls
