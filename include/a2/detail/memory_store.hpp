@@ -305,48 +305,13 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("claim_available");
     const std::int64_t now = clock().now_ms();
-    auto found = core_->sessions.find(request.session_id);
-    if (found == core_->sessions.end()) return {};
-    MemorySession& s = found->second;
-    const std::int64_t expires_at = lease_expires_at(now, request.ttl_ms, request.expires_at_ms);
+    MemorySession* s = find_session(request.session_id);
+    if (!s) return {};
     const std::set<std::int64_t> excluded(request.exclude_indexes.begin(),
                                           request.exclude_indexes.end());
-    ClaimResult result;
-    std::optional<std::int64_t> retry_at;
-    auto wait_until = [&](std::int64_t t) { retry_at = std::min(retry_at.value_or(t), t); };
-    for (std::int64_t index : ready_indexes(s)) {
-      if (excluded.count(index)) continue;  // Ignored entirely (Q10).
-      // The limit reached: later candidates are neither claimed nor looked at.
-      if (request.max_events &&
-          static_cast<std::int64_t>(result.events.size()) >= *request.max_events)
-        break;
-      StoredEvent& e = s.events.at(index);
-      if (e.claim_expires_at && *e.claim_expires_at > now) {  // Held.
-        wait_until(*e.claim_expires_at);
-        continue;
-      }
-      if (e.available_at && *e.available_at > now) {  // Delayed.
-        wait_until(*e.available_at);
-        continue;
-      }
-      e.attempt_count += 1;
-      if (!e.first_claimed_at) e.first_claimed_at = now;
-      e.last_claimed_at = now;
-      e.claim_holder = request.holder;
-      e.claim_expires_at = expires_at;
-      StoredEvent claimed = e;
-      if (s.clear_index > 0) claimed.clear_index = s.clear_index;
-      result.events.push_back(std::move(claimed));
-    }
-    if (!result.events.empty()) {
-      result.verdict = ClaimVerdict::claimed;
-    } else if (retry_at) {
-      result.verdict = ClaimVerdict::busy;
-      result.retry_at = *retry_at;
-    } else {
-      result.verdict = ClaimVerdict::settled;
-    }
-    return result;
+    return claim_locked(*s, request.holder,
+                        lease_expires_at(now, request.ttl_ms, request.expires_at_ms), excluded,
+                        request.max_events, now);
   }
 
   RenewResult do_renew_claims(const RenewRequest& request) override {
@@ -436,85 +401,51 @@ class MemoryStore final : public Store {
     return {s.head, s.clear_index};
   }
 
-  // ---- completion (docs/semantics.md#complete_attempt) ------------------------------------------
+  // ---- completion (docs/semantics.md#complete_attempt, #complete_attempts, #claim_next) ---------
 
   CompleteResult do_complete_attempt(const CompleteRequest& request) override {
     std::lock_guard lock(core_->mutex);
-    ensure_open_locked("complete_attempt");
+    constexpr std::string_view op = "complete_attempt";
+    ensure_open_locked(op);
     const std::int64_t now = clock().now_ms();
     const std::string& sid = request.session_id;
-    MemorySession* s = find_session(sid);
-    const std::int64_t clear_index = s ? s->clear_index : 0;
-    const std::int64_t head = s ? s->head : 0;
-    const CompleteResult superseded{CompleteVerdict::superseded, {}};
+    const CompletionPlan plan = check_completion(op, sid, find_session(sid), request.index,
+                                                 request.attempt, request.events);
+    CompleteResult result =
+        apply_completion(sid, plan, request.index, request.attempt, request.events, now);
+    if (plan.kind == CompletionPlan::apply && !request.events.empty()) core_->changed.notify_all();
+    if (request.claim_next) result.next = claim_next(sid, *request.claim_next, now);
+    return result;
+  }
 
-    // 1-2. Boundary, then range.
-    if (request.index <= clear_index) return superseded;
-    if (request.index > head) throw_no_event(site("complete_attempt"), sid, request.index);
-    StoredEvent& parent = s->events.at(request.index);
+  // docs/semantics.md#complete_attempts: every completion is checked against the state at the
+  // start (the first error in list order fails the call before anything changes), then applied in
+  // list order; claim_next runs last, whatever the verdicts.
+  CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    constexpr std::string_view op = "complete_attempts";
+    ensure_open_locked(op);
+    const std::int64_t now = clock().now_ms();
+    const std::string& sid = request.session_id;
 
-    std::vector<std::string> child_ids;
-    for (const auto& c : request.events) child_ids.push_back(*c.id);
+    // 1. Errors first. A completion changes only its own parent row and adds rows with ids no other
+    // completion of the call names, so each plan stays what it would be at its place in the list.
+    std::vector<CompletionPlan> plans;
+    for (const Completion& c : request.completions)
+      plans.push_back(check_completion(op, sid, find_session(sid), c.index, c.attempt, c.events));
 
-    // 3. Already processed: an idempotent retry of a lost acknowledgement, or superseded.
-    if (parent.processed_at) {
-      if (parent.processed_by_attempt.value_or(0) != request.attempt) return superseded;
-      if (!parent.returned_event_ids || *parent.returned_event_ids != child_ids)
-        throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
-      std::vector<StoredEvent> rows;
-      const EventCause expected{request.index, request.attempt};
-      for (const auto& id : child_ids) {
-        auto owner = core_->owners.find(id);
-        if (owner == core_->owners.end() || owner->second.session_id != sid ||
-            owner->second.index < clear_index)
-          throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
-        auto row = s->events.find(owner->second.index);
-        if (row == s->events.end() || row->second.id != id || row->second.cause != expected)
-          throw_completion_mismatch(site("complete_attempt"), sid, request.index, request.attempt);
-        rows.push_back(row->second);
-      }
-      std::sort(rows.begin(), rows.end(),
-                [](const StoredEvent& a, const StoredEvent& b) { return a.index < b.index; });
-      return {CompleteVerdict::completed, std::move(rows)};
+    // 2. Apply in list order.
+    CompleteManyResult result;
+    bool wrote_children = false;
+    for (std::size_t i = 0; i < request.completions.size(); ++i) {
+      const Completion& c = request.completions[i];
+      result.results.push_back(apply_completion(sid, plans[i], c.index, c.attempt, c.events, now));
+      wrote_children |= plans[i].kind == CompletionPlan::apply && !c.events.empty();
     }
+    if (wrote_children) core_->changed.notify_all();  // Once.
 
-    // 4. Fence: only the current, claimed, not failed attempt completes. Lease expiry and
-    // holder identity are not checked.
-    if (parent.attempt_count != request.attempt || !parent.claim_holder || parent.failed_at ||
-        parent.last_failed_attempt == request.attempt)
-      return superseded;
-
-    // 6. Child ids owned by a live event (own ids below the boundary are free).
-    for (const auto& id : child_ids) {
-      auto owner = core_->owners.find(id);
-      if (owner != core_->owners.end() &&
-          (owner->second.session_id != sid || owner->second.index >= clear_index))
-        throw_child_id_taken(site("complete_attempt"), sid, request.index, id);
-    }
-
-    // 7. Apply: settle the parent (lane handoff follows from ready_indexes), release its pins.
-    parent.processed_at = now;
-    parent.processed_by_attempt = request.attempt;
-    parent.returned_event_ids = child_ids;
-    parent.claim_holder.reset();
-    parent.claim_expires_at.reset();
-    s->pending.erase(request.index);
-    release_pins(*s, request.index);
-
-    // 8. Children, enqueued after the handoff.
-    CompleteResult result{CompleteVerdict::completed, {}};
-    const std::int64_t base = s->head;
-    for (std::size_t i = 0; i < request.events.size(); ++i) {
-      const ChildEvent& c = request.events[i];
-      write_event(
-          *s,
-          scheduled(new_row(sid, base + 1 + static_cast<std::int64_t>(i), *c.id, c.type, c.payload,
-                            EventCause{request.index, request.attempt}, c.lane, c.settled, now),
-                    c.available_at_ms, now),
-          c.settled, now);
-      result.events.push_back(s->events.at(base + 1 + static_cast<std::int64_t>(i)));
-    }
-    if (!request.events.empty()) core_->changed.notify_all();
+    // 3. claim_next.
+    if (request.claim_next) result.next = claim_next(sid, *request.claim_next, now);
     return result;
   }
 
@@ -823,6 +754,156 @@ class MemoryStore final : public Store {
     if (!row.processed_at && available_at_ms && *available_at_ms > now)
       row.available_at = *available_at_ms;
     return row;
+  }
+
+  // docs/semantics.md#claim_available steps 1-3 on a session, under the mutex: claims the ready,
+  // unexcluded, unheld, undelayed events in ascending order, at most `max_events` (unset: all).
+  ClaimResult claim_locked(MemorySession& s, const std::string& holder, std::int64_t expires_at,
+                           const std::set<std::int64_t>& excluded,
+                           const std::optional<std::int64_t>& max_events, std::int64_t now) {
+    ClaimResult result;
+    std::optional<std::int64_t> retry_at;
+    auto wait_until = [&](std::int64_t t) { retry_at = std::min(retry_at.value_or(t), t); };
+    for (std::int64_t index : ready_indexes(s)) {
+      if (excluded.count(index)) continue;  // Ignored entirely (Q10).
+      // The limit reached: later candidates are neither claimed nor looked at.
+      if (max_events && static_cast<std::int64_t>(result.events.size()) >= *max_events) break;
+      StoredEvent& e = s.events.at(index);
+      if (e.claim_expires_at && *e.claim_expires_at > now) {  // Held.
+        wait_until(*e.claim_expires_at);
+        continue;
+      }
+      if (e.available_at && *e.available_at > now) {  // Delayed.
+        wait_until(*e.available_at);
+        continue;
+      }
+      e.attempt_count += 1;
+      if (!e.first_claimed_at) e.first_claimed_at = now;
+      e.last_claimed_at = now;
+      e.claim_holder = holder;
+      e.claim_expires_at = expires_at;
+      StoredEvent claimed = e;
+      if (s.clear_index > 0) claimed.clear_index = s.clear_index;
+      result.events.push_back(std::move(claimed));
+    }
+    if (!result.events.empty()) {
+      result.verdict = ClaimVerdict::claimed;
+    } else if (retry_at) {
+      result.verdict = ClaimVerdict::busy;
+      result.retry_at = *retry_at;
+    } else {
+      result.verdict = ClaimVerdict::settled;
+    }
+    return result;
+  }
+
+  // docs/semantics.md#claim_next: claim_available({session, holder, lease, [], max_events}) after
+  // the completions, in the same locked step.
+  ClaimResult claim_next(const std::string& session_id, const ClaimNext& next, std::int64_t now) {
+    MemorySession* s = find_session(session_id);
+    if (!s) return {};
+    return claim_locked(*s, next.holder, lease_expires_at(now, next.ttl_ms, next.expires_at_ms), {},
+                        next.max_events, now);
+  }
+
+  // What complete_attempt steps 1-6 decided for one completion: nothing changes (superseded), a
+  // replay of a stored completion (its child rows' indexes, ascending), or apply steps 7-8.
+  struct CompletionPlan {
+    enum Kind { superseded, replay, apply } kind = superseded;
+    std::vector<std::int64_t> child_rows;  // replay: the stored children's indexes, ascending.
+  };
+
+  // complete_attempt steps 1-6 (docs/semantics.md#complete_attempt) against the current state:
+  // throws the completion's error (InvalidArgument, PartialDuplicateBatch), changes nothing.
+  CompletionPlan check_completion(std::string_view op, const std::string& sid,
+                                  const MemorySession* s, std::int64_t index, std::int64_t attempt,
+                                  const std::vector<ChildEvent>& events) const {
+    const std::int64_t clear_index = s ? s->clear_index : 0;
+    const std::int64_t head = s ? s->head : 0;
+
+    // 1-2. Boundary, then range.
+    if (index <= clear_index) return {};
+    if (index > head) throw_no_event(site(op), sid, index);
+    const StoredEvent& parent = s->events.at(index);
+
+    // 3. Already processed: an idempotent retry of a lost acknowledgement, or superseded.
+    if (parent.processed_at) {
+      if (parent.processed_by_attempt.value_or(0) != attempt) return {};
+      const auto& stored = parent.returned_event_ids;
+      if (!stored || stored->size() != events.size())
+        throw_completion_mismatch(site(op), sid, index, attempt);
+      CompletionPlan plan{CompletionPlan::replay, {}};
+      const EventCause expected{index, attempt};
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        const std::string& id = *events[i].id;
+        if ((*stored)[i] != id) throw_completion_mismatch(site(op), sid, index, attempt);
+        auto owner = core_->owners.find(id);
+        if (owner == core_->owners.end() || owner->second.session_id != sid ||
+            owner->second.index < clear_index)
+          throw_completion_mismatch(site(op), sid, index, attempt);
+        auto row = s->events.find(owner->second.index);
+        if (row == s->events.end() || row->second.id != id || row->second.cause != expected)
+          throw_completion_mismatch(site(op), sid, index, attempt);
+        plan.child_rows.push_back(owner->second.index);
+      }
+      std::sort(plan.child_rows.begin(), plan.child_rows.end());
+      return plan;
+    }
+
+    // 4. Fence: only the current, claimed, not failed attempt completes. Lease expiry and
+    // holder identity are not checked.
+    if (parent.attempt_count != attempt || !parent.claim_holder || parent.failed_at ||
+        parent.last_failed_attempt == attempt)
+      return {};
+
+    // 6. Child ids owned by a live event (own ids below the boundary are free).
+    for (const auto& c : events) {
+      auto owner = core_->owners.find(*c.id);
+      if (owner != core_->owners.end() &&
+          (owner->second.session_id != sid || owner->second.index >= clear_index))
+        throw_child_id_taken(site(op), sid, index, *c.id);
+    }
+    return {CompletionPlan::apply, {}};
+  }
+
+  // Carries out a plan of check_completion: the verdict, and for `apply` steps 7-8 (the caller
+  // wakes feeds). Replayed rows are read now, with their current metadata.
+  CompleteResult apply_completion(const std::string& sid, const CompletionPlan& plan,
+                                  std::int64_t index, std::int64_t attempt,
+                                  const std::vector<ChildEvent>& events, std::int64_t now) {
+    if (plan.kind == CompletionPlan::superseded) return {CompleteVerdict::superseded, {}, {}};
+    MemorySession& s = *find_session(sid);  // A replay or an apply has a parent row.
+    CompleteResult result{CompleteVerdict::completed, {}, {}};
+    if (plan.kind == CompletionPlan::replay) {
+      for (std::int64_t row : plan.child_rows) result.events.push_back(s.events.at(row));
+      return result;
+    }
+
+    // 7. Settle the parent (lane handoff follows from ready_indexes), release its pins.
+    StoredEvent& parent = s.events.at(index);
+    std::vector<std::string> child_ids;
+    for (const auto& c : events) child_ids.push_back(*c.id);
+    parent.processed_at = now;
+    parent.processed_by_attempt = attempt;
+    parent.returned_event_ids = std::move(child_ids);
+    parent.claim_holder.reset();
+    parent.claim_expires_at.reset();
+    s.pending.erase(index);
+    release_pins(s, index);
+
+    // 8. Children, enqueued after the handoff.
+    const std::int64_t base = s.head;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const ChildEvent& c = events[i];
+      const std::int64_t child = base + 1 + static_cast<std::int64_t>(i);
+      write_event(s,
+                  scheduled(new_row(sid, child, *c.id, c.type, c.payload,
+                                    EventCause{index, attempt}, c.lane, c.settled, now),
+                            c.available_at_ms, now),
+                  c.settled, now);
+      result.events.push_back(s.events.at(child));
+    }
+    return result;
   }
 
   // Ready events, ascending: pending, not dead-lettered, and unlaned or the lowest-index pending
