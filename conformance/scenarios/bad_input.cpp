@@ -572,5 +572,99 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "complete_attempts and claim_next refuse repeated indexes and ids, oversized batches and bad "
+    "claims",
+    "[complete_attempts][claim_next][bad_input][S182]") {
+  auto f = seeded();
+  Store& s = *f;
+  (void)s.append("s", {ev_id("e5")});  // Claimable: a claim that slipped through would change it.
+  // 1 and 2 are claimed by w1 at attempt 1: a completion that slipped through would settle them.
+  auto lease = [](std::string holder = "w1") {
+    return ClaimNext{.holder = std::move(holder), .ttl_ms = kTtl};
+  };
+  auto many = [&](std::vector<Completion> completions, std::optional<ClaimNext> next = std::nullopt,
+                  std::string session = "s") {
+    (void)s.complete_attempts({.session_id = std::move(session),
+                               .completions = std::move(completions),
+                               .claim_next = std::move(next)});
+  };
+  auto done = [](std::int64_t index, std::vector<ChildEvent> children = {}) {
+    return Completion{.index = index, .attempt = 1, .events = std::move(children)};
+  };
+  SECTION("an index listed twice") {
+    require_invalid_and_unchanged(s, [&] { many({done(1), done(1)}); });
+    require_invalid_and_unchanged(s, [&] { many({done(1), done(2), Completion{1, 2, {}}}); });
+    require_invalid_and_unchanged(s, [&] { many({done(1), done(1)}, lease()); });
+  }
+  SECTION("a child id given twice, in one completion or across two") {
+    require_invalid_and_unchanged(s, [&] { many({done(1, {child("k"), child("k")})}); });
+    require_invalid_and_unchanged(s, [&] { many({done(1, {child("k")}), done(2, {child("k")})}); });
+    require_invalid_and_unchanged(s, [&] {
+      many({done(1, {child("k")}), done(2, {child("j"), child("k")})}, lease());
+    });
+  }
+  SECTION("more than kMaxListedIndexes completions") {
+    std::vector<Completion> list;
+    for (std::int64_t i = 1; i <= static_cast<std::int64_t>(kMaxListedIndexes) + 1; ++i)
+      list.push_back(done(i));
+    require_invalid_and_unchanged(s, [&] { many(list); });
+  }
+  SECTION("more than kMaxBatchEvents children in all") {
+    std::vector<ChildEvent> first;
+    std::vector<ChildEvent> second;
+    const auto half = static_cast<std::size_t>(kMaxBatchEvents) / 2;
+    for (std::size_t i = 0; i < half; ++i) first.push_back(child("a" + std::to_string(i)));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(kMaxBatchEvents) - half + 1; ++i)
+      second.push_back(child("b" + std::to_string(i)));
+    require_invalid_and_unchanged(s, [&] { many({done(1, first), done(2, second)}); });
+  }
+  SECTION("bad indexes, attempts, session ids and children") {
+    require_invalid_and_unchanged(s, [&] { many({done(1), done(kBeyondSafe)}); });
+    require_invalid_and_unchanged(s, [&] { many({done(1), Completion{2, kBeyondSafe, {}}}); });
+    require_invalid_and_unchanged(s, [&] { many({done(-kBeyondSafe), done(1)}); });
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { many({done(1)}, {}, v); });
+    each_invalid(s, bad_session_ids(), [&](const std::string& v) { many({}, lease(), v); });
+    each_invalid(s, bad_json(), [&](const Json& v) {
+      many({done(1, {child("k")}), done(2, {child("j", "child", v)})});
+    });
+  }
+  SECTION("a claim_next with a bad holder, no lease, a bad lease or max_events below 1") {
+    auto both = [&](const ClaimNext& next) {
+      require_invalid_and_unchanged(s, [&] { many({done(1)}, next); });
+      require_invalid_and_unchanged(s, [&] { many({}, next); });
+      require_invalid_and_unchanged(s, [&] {
+        (void)s.complete_attempt({.session_id = "s", .index = 1, .attempt = 1, .claim_next = next});
+      });
+    };
+    for (const auto& holder : bad_texts(kMaxHolderBytes)) {
+      INFO("holder '" << printable(holder) << "'");
+      both(lease(holder));
+    }
+    both(ClaimNext{.holder = "w1"});  // No lease.
+    for (std::int64_t ttl : {std::int64_t{0}, std::int64_t{-1}, kBeyondSafe}) {
+      INFO("ttl_ms " << ttl);
+      both(ClaimNext{.holder = "w1", .ttl_ms = ttl});
+    }
+    for (std::int64_t at : {std::int64_t{-1}, kBeyondSafe}) {
+      INFO("expires_at_ms " << at);
+      both(ClaimNext{.holder = "w1", .expires_at_ms = at});
+    }
+    for (std::int64_t max : {std::int64_t{0}, std::int64_t{-1}, -kBeyondSafe, kBeyondSafe}) {
+      INFO("max_events " << max);
+      both(ClaimNext{.holder = "w1", .ttl_ms = kTtl, .max_events = max});
+    }
+  }
+  SECTION("an empty complete_attempts without claim_next returns no results and changes nothing") {
+    const auto before = world(s);
+    auto r = s.complete_attempts({.session_id = "s"});
+    REQUIRE(r.results.empty());
+    REQUIRE_FALSE(r.next.has_value());
+    auto elsewhere = s.complete_attempts({.session_id = "never"});
+    REQUIRE(elsewhere.results.empty());
+    REQUIRE(world(s) == before);
+  }
+}
+
 }  // namespace
 }  // namespace a2::conformance

@@ -15,22 +15,12 @@
 #include "support/claims.hpp"
 #include "support/lifecycle.hpp"
 #include "support/support.hpp"
+#include "support/work.hpp"
 
 namespace a2::conformance {
 namespace {
 
 using Indexes = std::vector<std::int64_t>;
-
-// claim_available with max_events = `max` (the default lease).
-ClaimResult claim_max(Store& store, std::int64_t max, const std::string& holder = "w1",
-                      std::vector<std::int64_t> exclude = {}, const std::string& session = "s") {
-  return store.claim_available({.session_id = session,
-                                .holder = holder,
-                                .ttl_ms = kTtl,
-                                .expires_at_ms = std::nullopt,
-                                .exclude_indexes = std::move(exclude),
-                                .max_events = max});
-}
 
 // release_claims of `holder` in session "s".
 ReleaseResult release(Store& store, std::vector<ClaimRef> claims,
@@ -57,39 +47,6 @@ NewEvent at(NewEvent e, std::int64_t at_ms) {
 ChildEvent at(ChildEvent c, std::int64_t at_ms) {
   c.available_at_ms = at_ms;
   return c;
-}
-
-// held_claims as comparable tuples {index, attempt, expires_at}.
-using Held = std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>;
-Held held(Store& store, const std::string& holder, const std::string& session = "s") {
-  Held out;
-  for (const auto& c : store.held_claims(session, holder))
-    out.emplace_back(c.index, c.attempt, c.expires_at);
-  return out;
-}
-
-// The claimed indexes of a claim that must have verdict `claimed`.
-Indexes claimed(const ClaimResult& c) {
-  REQUIRE(c.verdict == ClaimVerdict::claimed);
-  return indexes_of(c.events);
-}
-
-// REQUIREs busy with `retry_at`.
-void require_busy(const ClaimResult& c, std::int64_t retry_at) {
-  REQUIRE(c.verdict == ClaimVerdict::busy);
-  REQUIRE(c.events.empty());
-  REQUIRE(c.retry_at == retry_at);
-}
-
-// The session and every holder's claims, to check that a call changed nothing.
-Json picture(Store& store) {
-  Json j = observe(store);
-  for (const char* holder : {"w1", "w2"}) {
-    Json list = Json::array();
-    for (const auto& [i, a, e] : held(store, holder)) list.push_back(Json::array({i, a, e}));
-    j[holder] = list;
-  }
-  return j;
 }
 
 }  // namespace
