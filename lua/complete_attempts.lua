@@ -18,7 +18,9 @@
 --   { 'partial', j, childId } (a child id owned by a live event): completion j (1-based) failed
 --   the call, nothing changed; else { 'done', { C1, ..., Cm }, claimReply|false }, Cj being
 --   complete_attempt.lua's reply for completion j ({ 'superseded' } | { 'dup', childIndex... } |
---   { 'ok', firstChildIndex }) and claimReply claim_available.lua's (false without a holder).
+--   { 'ok', firstChildIndex }; with a holder a replay is { 'rows', boundary, (streamEntry,
+--   columns) x n }, its rows at the start of the call) and claimReply claim_available.lua's
+--   (false without a holder).
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[7], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[6]
 local m = tonumber(ARGV[3])
@@ -42,6 +44,8 @@ for j = 1, m do
 end
 -- Checks, before any write. The rows of every parent in the lifetime with one read_fields.
 local replies, parents = {}, {}
+-- The claim_next holder: replays then carry their rows as read here, before the claim.
+local with_rows = (ARGV[at + 1] or '') ~= ''
 for j, c in ipairs(completions) do
   replies[j] = completion_place(c, total)
   if not replies[j] then parents[#parents + 1] = c.parent end
@@ -50,7 +54,7 @@ local rows = read_fields(parents, COMPLETION_FIELDS)
 local applied = {}
 for j, c in ipairs(completions) do
   if not replies[j] then
-    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1])
+    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1], with_rows)
     if not replies[j] then applied[#applied + 1] = { c, rows[c.parent] } end
   end
   local verdict = replies[j] and replies[j][1]

@@ -29,7 +29,10 @@ end
 -- (id_owners.lua's, false when free). An already processed parent: the replay checks
 -- (superseded / partial / dup); else the fence (superseded) and the child owners (partial with
 -- the id). nil: the completion applies. Reads only (one XRANGE per child of a replay).
-local function completion_check(c, row, owners, session)
+-- With `with_rows` (a claim_next follows, which may change the rows) a replay answers
+-- { 'rows', boundary, (streamEntry, columns) x n } instead of 'dup': its children as stored at the
+-- start of the call, the columns being the 14 suffixes of dead_letters.lua (one read_fields).
+local function completion_check(c, row, owners, session, with_rows)
   local parent, attempt, n = c.parent, c.attempt, c.n
   if row[2] then
     -- Already processed: a retry of this completion is recognised when the attempt, the recorded
@@ -41,7 +44,7 @@ local function completion_check(c, row, owners, session)
     for i = 1, n do
       if recorded_ids[i] ~= child_id(c, i) then return { 'partial' } end
     end
-    local indexes = {}
+    local indexes, entries_of = {}, {}
     for i = 1, n do
       if not owners[i] then return { 'partial' } end
       local rec = cjson.decode(owners[i])
@@ -64,6 +67,17 @@ local function completion_check(c, row, owners, session)
         return { 'partial' }
       end
       indexes[#indexes + 1] = decimal(rec[2])
+      entries_of[#entries_of + 1] = entries[1]
+    end
+    if with_rows then
+      local columns = read_fields(indexes, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf',
+        'lfa', 'd', 'a', 'e', 'av' })
+      local result = { 'rows', decimal(boundary) }
+      for i, idx in ipairs(indexes) do
+        result[#result + 1] = entries_of[i]
+        result[#result + 1] = columns[idx]
+      end
+      return result
     end
     -- Decision docs/semantics.md#Q3: 'dup' followed by the child indexes.
     local result = { 'dup' }

@@ -144,6 +144,13 @@ CompleteResult RedisStore::completion_result(std::string_view op, const std::str
     case V::dup: {
       const auto n = static_cast<std::int64_t>(events.size());
       if (n == 0) return CompleteResult{CompleteVerdict::completed, {}, {}};
+      std::vector<Requested> wanted;
+      for (const auto& c : events) wanted.push_back({*c.id, c.type, c.lane, cause});
+      if (reply.rows) {
+        // Read by the script before its claim_next (which may claim a child): no second read.
+        match_replay(op, s, wanted, *reply.rows);
+        return CompleteResult{CompleteVerdict::completed, *reply.rows, {}};
+      }
       if (!reply.first_index) unexpected(op, "short 'dup' reply");
       const std::int64_t first = *reply.first_index;
       run_test_hook("complete_replay", s);
@@ -151,8 +158,6 @@ CompleteResult RedisStore::completion_result(std::string_view op, const std::str
           retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
       // Cleared after the script matched the retry.
       if (index <= clear) return CompleteResult{CompleteVerdict::superseded, {}, {}};
-      std::vector<Requested> wanted;
-      for (const auto& c : events) wanted.push_back({*c.id, c.type, c.lane, cause});
       match_replay(op, s, wanted, rows);
       return CompleteResult{CompleteVerdict::completed, std::move(rows), {}};
     }

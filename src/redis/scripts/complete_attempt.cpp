@@ -38,7 +38,8 @@ Call CompleteAttempt::encode(const Keys& k) const {
   return c;
 }
 
-CompleteAttempt::Result CompleteAttempt::verdict(std::string_view op, const Reply& r) {
+CompleteAttempt::Result CompleteAttempt::verdict(std::string_view op, const std::string& session_id,
+                                                 const Reply& r) {
   if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
   const std::string verdict = text(op, r[0]);
   Result result;
@@ -61,6 +62,16 @@ CompleteAttempt::Result CompleteAttempt::verdict(std::string_view op, const Repl
       const auto v = number(op, r[i]);
       result.first_index = result.first_index ? std::min(*result.first_index, v) : v;
     }
+  } else if (verdict == "rows") {
+    // { 'rows', boundary, (streamEntry, columns) x n }: a replay followed by a claim.
+    result.verdict = Verdict::dup;
+    if (r.size() < 2) unexpected(op, "short 'rows' reply");
+    const auto boundary = number(op, r[1]);
+    auto rows = entry_rows(op, session_id, r, 2);
+    for (auto& row : rows)
+      if (boundary > 0) row.clear_index = boundary;
+    if (!rows.empty()) result.first_index = rows.front().index;
+    result.rows = std::move(rows);
   } else {
     unexpected(op, "unknown verdict '" + verdict + "'");
   }
@@ -74,12 +85,12 @@ CompleteAttempt::Result CompleteAttempt::decode(std::string_view op, const std::
     return after_write(op, [&] {
       if (r.size() != 2)
         unexpected(op, "claim_next reply of " + std::to_string(r.size()) + " elements");
-      Result result = verdict(op, r[0]);
+      Result result = verdict(op, session_id, r[0]);
       result.next = next_claim_result(op, session_id, r[1]);
       return result;
     });
   }
-  return verdict(op, r);
+  return verdict(op, session_id, r);
 }
 
 Call CompleteAttempts::encode(const Keys& k) const {
@@ -128,7 +139,7 @@ CompleteAttempts::Result CompleteAttempts::decode(std::string_view op,
     result.verdict = Verdict::done;
     result.results.reserve(r[1].size());
     for (const auto& one : r[1].elements) {
-      auto decoded = CompleteAttempt::verdict(op, one);
+      auto decoded = CompleteAttempt::verdict(op, session_id, one);
       if (decoded.verdict == CompleteAttempt::Verdict::missing ||
           decoded.verdict == CompleteAttempt::Verdict::partial)
         unexpected(op, "an error verdict among the applied completions");

@@ -41,17 +41,19 @@ struct CompleteAttempt {
   enum class Verdict { superseded, missing, partial, dup, ok };
   struct Result {
     Verdict verdict = Verdict::superseded;
-    std::optional<std::string> owned_id;      // partial: the child id already owned, if named
-                                              // (absent: a replay that does not match).
-    std::optional<std::int64_t> first_index;  // ok: the first child; dup: the lowest stored
-                                              // child (absent when none is listed).
-    std::optional<ClaimResult> next;          // The claim_next result, when asked for.
+    std::optional<std::string> owned_id;           // partial: the child id already owned, if named
+                                                   // (absent: a replay that does not match).
+    std::optional<std::int64_t> first_index;       // ok: the first child; dup: the lowest stored
+                                                   // child (absent when none is listed).
+    std::optional<std::vector<StoredEvent>> rows;  // dup with claim_next: the replayed rows as
+                                                   // the script read them before its claim.
+    std::optional<ClaimResult> next;               // The claim_next result, when asked for.
   };
   // A reply after the script wrote ('ok', or any claim_next result) that cannot be decoded is
   // outcome-unknown.
   static Result decode(std::string_view op, const std::string& session_id, const Reply& r);
   // One completion's reply C (also an element of complete_attempts.lua's reply).
-  static Result verdict(std::string_view op, const Reply& r);
+  static Result verdict(std::string_view op, const std::string& session_id, const Reply& r);
 };
 
 struct CompleteAttempts {
