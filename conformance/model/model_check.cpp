@@ -9,6 +9,7 @@
 // builds (about a minute on Postgres, less elsewhere), 2 of 500 in debug and sanitizer builds.
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -20,8 +21,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "a2/memory.hpp"
 #include "harness.hpp"
@@ -121,9 +120,12 @@ class ModelRun {
   const std::string& any_session() { return sessions_[static_cast<std::size_t>(pick(3))]; }
   std::optional<std::string> any_lane() {
     switch (pick(5)) {
-      case 0: return std::string("L1");
-      case 1: return std::string("L2");
-      default: return std::nullopt;
+      case 0:
+        return std::string("L1");
+      case 1:
+        return std::string("L2");
+      default:
+        return std::nullopt;
     }
   }
 
@@ -149,6 +151,13 @@ class ModelRun {
     if (kind == "observe" || kind == "dead_letters") return;
     if (what.find("replay") != std::string::npos) kind += "-replay";
     std::string verdict = "ok";
+    if (!result.contains("error") && result["ok"].is_object() && result["ok"].contains("results")) {
+      for (const auto& r : result["ok"]["results"])
+        ++tally_[kind + ":" + r["verdict"].get<std::string>()];
+      if (result["ok"].contains("next"))
+        ++tally_[kind + ":next-" + result["ok"]["next"]["verdict"].get<std::string>()];
+      return;
+    }
     if (result.contains("error")) {
       verdict = result["error"].get<std::string>();
     } else if (result["ok"].is_object() && result["ok"].contains("verdict")) {
@@ -174,7 +183,8 @@ class ModelRun {
     if (roll < 42) return op_renew();
     if (roll < 45) return op_release();
     if (roll < 47) return op_held_claims_and_head();
-    if (roll < 58) return op_complete();
+    if (roll < 54) return op_complete();
+    if (roll < 58) return op_complete_many();
     if (roll < 61) return op_replay_complete();
     if (roll < 69) return op_fail();
     if (roll < 73) return op_redrive();
@@ -251,26 +261,49 @@ class ModelRun {
     std::optional<std::int64_t> max_events;
     if (chance(50)) max_events = 1 + pick(3);
     Json r = both("claim " + s, [&](Store& st) {
-      auto res = st.claim_available({.session_id = s,
-                                     .holder = holder,
-                                     .ttl_ms = 30'000,
-                                     .expires_at_ms = std::nullopt,
-                                     .exclude_indexes = exclude,
-                                     .max_events = max_events});
-      return Json{{"verdict", std::string(to_string(res.verdict))},
-                  {"events", rows_json(res.events)},
-                  {"retry_at", res.verdict == ClaimVerdict::busy ? res.retry_at : 0}};
+      return claim_json(st.claim_available({.session_id = s,
+                                            .holder = holder,
+                                            .ttl_ms = 30'000,
+                                            .expires_at_ms = std::nullopt,
+                                            .exclude_indexes = exclude,
+                                            .max_events = max_events}));
     });
-    if (r.contains("ok")) {
-      const Json& ok = r["ok"];
-      if (max_events) REQUIRE(static_cast<std::int64_t>(ok["events"].size()) <= *max_events);
-      if (ok["verdict"] == "busy") REQUIRE(ok["retry_at"].get<std::int64_t>() > now());
+    if (r.contains("ok")) note_claim(s, holder, max_events, r["ok"]);
+  }
+
+  static Json claim_json(const ClaimResult& res) {
+    return Json{{"verdict", std::string(to_string(res.verdict))},
+                {"events", rows_json(res.events)},
+                {"retry_at", res.verdict == ClaimVerdict::busy ? res.retry_at : 0}};
+  }
+
+  // Checks a claim's result (from claim_available or claim_next) and remembers what it claimed.
+  void note_claim(const std::string& s, const std::string& holder,
+                  std::optional<std::int64_t> max_events, const Json& ok) {
+    if (max_events) REQUIRE(static_cast<std::int64_t>(ok["events"].size()) <= *max_events);
+    if (ok["verdict"] == "busy") REQUIRE(ok["retry_at"].get<std::int64_t>() > now());
+    for (const auto& e : ok["events"]) {
+      REQUIRE(e["claim_holder"] == holder);
+      claims_.push_back(
+          {s, e["index"].get<std::int64_t>(), e["attempt_count"].get<std::int64_t>(), holder});
     }
-    if (r.contains("ok"))
-      for (const auto& e : r["ok"]["events"])
-        claims_.push_back({s, e["index"].get<std::int64_t>(), e["attempt_count"].get<std::int64_t>(),
-                           holder});
     if (claims_.size() > 40) claims_.erase(claims_.begin(), claims_.begin() + 10);
+  }
+
+  // A claim_next on some completions: a random holder, lease and bound (default 1).
+  std::optional<ClaimNext> maybe_claim_next(int percent) {
+    if (!chance(percent)) return std::nullopt;
+    ClaimNext next{.holder = "w" + std::to_string(1 + pick(3))};
+    if (chance(20))
+      next.expires_at_ms = now() + 1 + pick(60'000);
+    else
+      next.ttl_ms = 30'000;
+    if (chance(50)) next.max_events = 1 + pick(3);
+    return next;
+  }
+  void note_next(const std::string& s, const std::optional<ClaimNext>& next, const Json& ok) {
+    REQUIRE(ok.contains("next") == next.has_value());
+    if (next) note_claim(s, next->holder, next->max_events, ok["next"]);
   }
 
   const ClaimInfo* any_claim() {
@@ -345,45 +378,131 @@ class ModelRun {
     REQUIRE(held == expected);
   }
 
-  void op_complete() {
-    const ClaimInfo* c = any_claim();
-    if (!c) return op_claim();
-    ClaimInfo info = *c;
+  // 0-2 fresh children of a completion of `index`.
+  std::vector<ChildEvent> random_children(std::int64_t index) {
     std::vector<ChildEvent> children;
     int n = pick(3);
     for (int i = 0; i < n; ++i) {
       ChildEvent ch;
       ch.id = "c" + std::to_string(++next_id_);
       ch.type = "child";
-      ch.payload = {{"of", info.index}};
+      ch.payload = {{"of", index}};
       ch.lane = any_lane();
       ch.settled = chance(40);
       if (!ch.settled && chance(20)) ch.available_at_ms = near_now();
       children.push_back(std::move(ch));
     }
-    CompleteRequest req{.session_id = info.session,
-                        .index = info.index,
-                        .attempt = info.attempt,
-                        .events = children};
-    Json r = both("complete " + info.session, [&](Store& st) {
-      auto res = st.complete_attempt(req);
-      return Json{{"verdict", std::string(to_string(res.verdict))},
-                  {"events", rows_json(res.events)}};
-    });
-    if (r.contains("ok")) {
-      note_rows(info.session, r["ok"]["events"]);
-      completions_.push_back(req);
-    }
+    return children;
+  }
+
+  // Children of one completion of a batch: half of them have none, so that batches do not grow
+  // the sessions (and the run time) much faster than single completions.
+  std::vector<ChildEvent> batch_children(std::int64_t index) {
+    return chance(50) ? random_children(index) : std::vector<ChildEvent>{};
+  }
+
+  static Json complete_json(const CompleteResult& res) {
+    Json j = {{"verdict", std::string(to_string(res.verdict))}, {"events", rows_json(res.events)}};
+    if (res.next) j["next"] = claim_json(*res.next);
+    return j;
+  }
+
+  // complete_attempt of a drawn claim (sometimes with claim_next), or a replay of an earlier one.
+  void run_complete(const CompleteRequest& req, bool replay) {
+    std::string what = req.claim_next ? "complete_next" : "complete";
+    if (replay) what += " replay";
+    Json r = both(what + " " + req.session_id,
+                  [&](Store& st) { return complete_json(st.complete_attempt(req)); });
+    if (!r.contains("ok")) return;
+    note_rows(req.session_id, r["ok"]["events"]);
+    note_next(req.session_id, req.claim_next, r["ok"]);
+    if (!replay) completions_.push_back(req);
+  }
+
+  void op_complete() {
+    const ClaimInfo* c = any_claim();
+    if (!c) return op_claim();
+    ClaimInfo info = *c;
+    run_complete({.session_id = info.session,
+                  .index = info.index,
+                  .attempt = info.attempt,
+                  .events = random_children(info.index),
+                  .claim_next = maybe_claim_next(30)},
+                 false);
   }
 
   void op_replay_complete() {
+    if (chance(30) && !batches_.empty()) return run_complete_many(any_of(batches_), true);
     if (completions_.empty()) return op_complete();
-    auto req = completions_[static_cast<std::size_t>(pick(static_cast<int>(completions_.size())))];
-    both("complete replay " + req.session_id, [&](Store& st) {
-      auto res = st.complete_attempt(req);
-      return Json{{"verdict", std::string(to_string(res.verdict))},
-                  {"events", rows_json(res.events)}};
-    });
+    run_complete(any_of(completions_), true);
+  }
+
+  template <class T>
+  const T& any_of(const std::vector<T>& v) {
+    return v[static_cast<std::size_t>(pick(static_cast<int>(v.size())))];
+  }
+
+  // complete_attempts of 1-4 completions in one session: claims a holder holds (read from the
+  // reference), drawn claims (stale, foreign and finished ones included) and replays of earlier
+  // completions; with or without children, sometimes with claim_next, rarely an index twice.
+  void op_complete_many() {
+    const ClaimInfo* drawn = any_claim();
+    if (!drawn) return op_claim();
+    const std::string s = drawn->session;
+    std::vector<Completion> list;
+    std::set<std::int64_t> listed;
+    auto add = [&](Completion c) {
+      if (listed.insert(c.index).second) list.push_back(std::move(c));
+    };
+    const int n = 1 + pick(4);
+    const std::string holder = "w" + std::to_string(1 + pick(3));
+    const auto held = ref_.store().held_claims(s, holder);
+    for (int i = 0; i < n; ++i) {
+      const int kind = pick(10);
+      if (kind < 4 && !held.empty()) {
+        const auto& h = any_of(held);
+        add({h.index, h.attempt, batch_children(h.index)});
+      } else if (kind < 8 || completions_.empty()) {
+        const ClaimInfo& c = *drawn;
+        if (c.session == s) add({c.index, c.attempt, batch_children(c.index)});
+        drawn = any_claim();  // claims_ is not empty: never null.
+      } else {
+        const CompleteRequest& r = any_of(completions_);
+        if (r.session_id == s) add({r.index, r.attempt, r.events});
+      }
+    }
+    if (!list.empty() && chance(4))  // An index listed twice: invalid_argument, nothing changes.
+      list.push_back({list.front().index, list.front().attempt, {}});
+    if (list.empty() && !chance(30)) return op_complete();
+    run_complete_many({.session_id = s, .completions = list, .claim_next = maybe_claim_next(40)},
+                      false);
+  }
+
+  void run_complete_many(const CompleteManyRequest& req, bool replay) {
+    Json r = both(std::string(replay ? "complete_many replay " : "complete_many ") + req.session_id,
+                  [&](Store& st) {
+                    auto res = st.complete_attempts(req);
+                    Json results = Json::array();
+                    for (const auto& c : res.results) results.push_back(complete_json(c));
+                    Json j = {{"results", results}};
+                    if (res.next) j["next"] = claim_json(*res.next);
+                    return j;
+                  });
+    if (!r.contains("ok")) return;
+    const Json& ok = r["ok"];
+    REQUIRE(ok["results"].size() == req.completions.size());
+    for (std::size_t i = 0; i < req.completions.size(); ++i) {
+      REQUIRE_FALSE(ok["results"][i].contains("next"));
+      note_rows(req.session_id, ok["results"][i]["events"]);
+    }
+    note_next(req.session_id, req.claim_next, ok);
+    if (replay) return;
+    batches_.push_back(req);
+    for (const auto& c : req.completions)
+      completions_.push_back({.session_id = req.session_id,
+                              .index = c.index,
+                              .attempt = c.attempt,
+                              .events = c.events});
   }
 
   void op_fail() {
@@ -407,14 +526,12 @@ class ModelRun {
 
   void op_redrive() {
     const auto& s = any_session();
-    Json dead = both("dead_letters " + s, [&](Store& st) {
-      return rows_json(st.dead_letters(s));
-    });
+    Json dead = both("dead_letters " + s, [&](Store& st) { return rows_json(st.dead_letters(s)); });
     std::int64_t index = 1 + pick(static_cast<int>(std::max<std::int64_t>(head(s), 1)));
     if (!dead["ok"].empty() && chance(80))
-      index = dead["ok"][static_cast<std::size_t>(pick(static_cast<int>(dead["ok"].size())))]
-                  ["index"]
-                      .get<std::int64_t>();
+      index =
+          dead["ok"][static_cast<std::size_t>(pick(static_cast<int>(dead["ok"].size())))]["index"]
+              .get<std::int64_t>();
     RedriveAction action = chance(50) ? RedriveAction::retry : RedriveAction::skip;
     both("redrive " + s, [&](Store& st) {
       auto res = st.redrive({.session_id = s, .index = index, .action = action});
@@ -446,7 +563,8 @@ class ModelRun {
     const auto& s = any_session();
     StateOptions options;
     if (chance(30) && head(s) > 0) options.through_index = 1 + pick(static_cast<int>(head(s)));
-    if (chance(40) && head(s) > 0) options.snapshot_through_index = pick(static_cast<int>(head(s)) + 1);
+    if (chance(40) && head(s) > 0)
+      options.snapshot_through_index = pick(static_cast<int>(head(s)) + 1);
     std::string reducer = chance(70) ? "r1" : "r2";
     both("read_state " + s,
          [&](Store& st) { return masked_state_json(st.read_state(s, reducer, options)); });
@@ -464,7 +582,8 @@ class ModelRun {
   void op_clear() {
     const auto& s = any_session();
     ClearRequest req{.session_id = s, .if_last_index = std::nullopt, .cause = std::nullopt};
-    if (chance(40)) req.if_last_index = chance(70) ? head(s) : std::max<std::int64_t>(head(s) - 1, 0);
+    if (chance(40))
+      req.if_last_index = chance(70) ? head(s) : std::max<std::int64_t>(head(s) - 1, 0);
     if (chance(15)) {
       const ClaimInfo* c = any_claim();
       if (c && c->session == s) req.cause = EventCause{c->index, c->attempt};
@@ -478,7 +597,8 @@ class ModelRun {
     if (chance(25))
       both("clear replay " + s, [&](Store& st) {
         auto res = st.clear(req);
-        return Json{{"cleared", res.cleared}, {"index", res.index}, {"clear_index", res.clear_index}};
+        return Json{
+            {"cleared", res.cleared}, {"index", res.index}, {"clear_index", res.clear_index}};
       });
   }
 
@@ -551,7 +671,8 @@ class ModelRun {
       // 6: ids unique among visible events (across sessions via the global set).
       if (r["type"] != kClearEventType) {
         REQUIRE(ids.insert(r["id"].get<std::string>()).second);
-        auto [it, fresh] = owners_.emplace(r["id"].get<std::string>(), s + "#" + std::to_string(index));
+        auto [it, fresh] =
+            owners_.emplace(r["id"].get<std::string>(), s + "#" + std::to_string(index));
         if (!fresh && it->second != s + "#" + std::to_string(index)) {
           // An id may move only within its session (reuse after a clear) or after reclaim.
           REQUIRE(it->second.rfind(s + "#", 0) == 0);
@@ -563,11 +684,13 @@ class ModelRun {
       auto key = s + "#" + std::to_string(index);
       if (settled_.count(key)) REQUIRE(processed);
       if (processed) settled_.insert(key);
-      if (!r["processed_by_attempt"].is_null() || !r["returned_event_ids"].is_null()) REQUIRE(processed);
+      if (!r["processed_by_attempt"].is_null() || !r["returned_event_ids"].is_null())
+        REQUIRE(processed);
       // 11: claims.
       REQUIRE(r["claim_holder"].is_null() == r["claim_expires_at"].is_null());
       if (!r["first_claimed_at"].is_null())
-        REQUIRE(r["first_claimed_at"].get<std::int64_t>() <= r["last_claimed_at"].get<std::int64_t>());
+        REQUIRE(r["first_claimed_at"].get<std::int64_t>() <=
+                r["last_claimed_at"].get<std::int64_t>());
       REQUIRE(r["attempt_count"].get<std::int64_t>() >= attempts_[key]);
       attempts_[key] = r["attempt_count"].get<std::int64_t>();
       // 14: a dead letter has no claim (and no delay: docs/semantics.md#delayed-work).
@@ -584,8 +707,8 @@ class ModelRun {
       // 13: children carry their parent's cause and are listed by it.
       if (!r["returned_event_ids"].is_null() && r["returned_event_ids"].size() > 0)
         for (const auto& child : rows)
-          if (std::find(r["returned_event_ids"].begin(), r["returned_event_ids"].end(), child["id"]) !=
-              r["returned_event_ids"].end()) {
+          if (std::find(r["returned_event_ids"].begin(), r["returned_event_ids"].end(),
+                        child["id"]) != r["returned_event_ids"].end()) {
             REQUIRE(child["cause"]["index"] == r["index"]);
             REQUIRE(child["cause"]["attempt"] == r["processed_by_attempt"]);
             REQUIRE(child["index"].get<std::int64_t>() > index);
@@ -626,6 +749,7 @@ class ModelRun {
   std::vector<ClaimInfo> claims_;
   std::vector<AppendCall> appended_;
   std::vector<CompleteRequest> completions_;
+  std::vector<CompleteManyRequest> batches_;
   int next_id_ = 0;
   std::map<std::string, int> tally_;
 };
@@ -634,8 +758,9 @@ class ModelRun {
 
 TEST_CASE("model check: random operations agree with the memory reference and keep the invariants",
           "[model]") {
-  auto seed = env_u64("A2_MODEL_SEED", static_cast<std::uint64_t>(
-                                           std::chrono::steady_clock::now().time_since_epoch().count()));
+  auto seed = env_u64(
+      "A2_MODEL_SEED",
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
 #ifdef NDEBUG
   constexpr std::uint64_t kDefaultSteps = 1500, kDefaultRuns = 4;
 #else

@@ -9,7 +9,7 @@
 //
 // Included at the end of a2/memory.hpp; use a2::memory::open().
 //
-// Why one file of ~850 lines: it is the executable reading of docs/semantics.md, one method per
+// Why one file of ~1000 lines: it is the executable reading of docs/semantics.md, one method per
 // operation in the order of that document, sharing one session model and one lock. Splitting the
 // operations apart would separate each verdict from the state it reads; the shared rules (input
 // checks, row building, JSON text, error wording) already live in their own headers.
