@@ -15,7 +15,7 @@
 -- Returns the completion's reply C = { 'superseded' } | { 'missing' } |
 --   { 'partial' } (a replay that does not match) | { 'partial', childId } (a child id already
 --   owned) | { 'dup', childIndex... } | { 'ok', firstChildIndex }; with a claim_next holder a
---   replay answers { 'rows', boundary, (streamEntry, columns) x n } instead of 'dup' (its rows
+--   replay answers { 'rows', (streamEntry, columns) x n } instead of 'dup' (its rows
 --   before the claim, lua/lib/complete.lua), and a verdict that is not an error (superseded,
 --   rows, ok) comes as { C, claimReply }, claimReply being claim_available.lua's reply
 --   (lua/lib/claim.lua) for the state after the completion.

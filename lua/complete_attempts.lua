@@ -18,8 +18,8 @@
 --   { 'partial', j, childId } (a child id owned by a live event): completion j (1-based) failed
 --   the call, nothing changed; else { 'done', { C1, ..., Cm }, claimReply|false }, Cj being
 --   complete_attempt.lua's reply for completion j ({ 'superseded' } | { 'dup', childIndex... } |
---   { 'ok', firstChildIndex }; with a holder a replay is { 'rows', boundary, (streamEntry,
---   columns) x n }, its rows at the start of the call) and claimReply claim_available.lua's
+--   { 'ok', firstChildIndex }; with a holder a replay is { 'rows', (streamEntry, columns)
+--   x n }, its rows at the start of the call) and claimReply claim_available.lua's
 --   (false without a holder).
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[7], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[6]

@@ -30,7 +30,7 @@ end
 -- (superseded / partial / dup); else the fence (superseded) and the child owners (partial with
 -- the id). nil: the completion applies. Reads only (one XRANGE per child of a replay).
 -- With `with_rows` (a claim_next follows, which may change the rows) a replay answers
--- { 'rows', boundary, (streamEntry, columns) x n } instead of 'dup': its children as stored at the
+-- { 'rows', (streamEntry, columns) x n } instead of 'dup': its children as stored at the
 -- start of the call, the columns being the 14 suffixes of dead_letters.lua (one read_fields).
 local function completion_check(c, row, owners, session, with_rows)
   local parent, attempt, n = c.parent, c.attempt, c.n
@@ -72,7 +72,7 @@ local function completion_check(c, row, owners, session, with_rows)
     if with_rows then
       local columns = read_fields(indexes, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf',
         'lfa', 'd', 'a', 'e', 'av' })
-      local result = { 'rows', decimal(boundary) }
+      local result = { 'rows' }
       for i, idx in ipairs(indexes) do
         result[#result + 1] = entries_of[i]
         result[#result + 1] = columns[idx]

@@ -399,6 +399,10 @@ expect "then busy until the leases end" "superseded|busy|30000" \
   ev complete_attempt 8 $(ckeys 3) $S 10500 3 2 0 "$(k notify)" w 40000 2
 expect "an error claims nothing" "missing" \
   ev complete_attempt 8 $(ckeys 9) $S 10500 9 1 0 "$(k notify)" w 40000 2
+expect "a replay with claim_next carries its rows, read before the claim" "done|rows|5-0|id|bbc1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | head -5"
+expect "then its claim is busy" "busy|30000" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | tail -2"
 
 echo "$checks checks, $failures failures"
 [[ $failures -eq 0 ]]

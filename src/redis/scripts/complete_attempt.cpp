@@ -63,13 +63,10 @@ CompleteAttempt::Result CompleteAttempt::verdict(std::string_view op, const std:
       result.first_index = result.first_index ? std::min(*result.first_index, v) : v;
     }
   } else if (verdict == "rows") {
-    // { 'rows', boundary, (streamEntry, columns) x n }: a replay followed by a claim.
+    // { 'rows', (streamEntry, columns) x n }: a replay followed by a claim. Like every row but
+    // a claim's, they carry no clear_index.
     result.verdict = Verdict::dup;
-    if (r.size() < 2) unexpected(op, "short 'rows' reply");
-    const auto boundary = number(op, r[1]);
-    auto rows = entry_rows(op, session_id, r, 2);
-    for (auto& row : rows)
-      if (boundary > 0) row.clear_index = boundary;
+    auto rows = entry_rows(op, session_id, r, 1);
     if (!rows.empty()) result.first_index = rows.front().index;
     result.rows = std::move(rows);
   } else {
