@@ -18,9 +18,9 @@
 --   { 'partial', j, childId } (a child id owned by a live event): completion j (1-based) failed
 --   the call, nothing changed; else { 'done', { C1, ..., Cm }, claimReply|false }, Cj being
 --   complete_attempt.lua's reply for completion j ({ 'superseded' } | { 'dup', childIndex... } |
---   { 'ok', firstChildIndex }; with a holder a replay is { 'rows', (streamEntry, columns)
---   x n }, its rows at the start of the call) and claimReply claim_available.lua's
---   (false without a holder).
+--   { 'ok', firstChildIndex }; here a replay is always { 'rows', (streamEntry, columns) x n },
+--   its child rows as at its place in the list) and claimReply claim_available.lua's (false
+--   without a holder).
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[7], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[6]
 local m = tonumber(ARGV[3])
@@ -44,18 +44,20 @@ for j = 1, m do
 end
 -- Checks, before any write. The rows of every parent in the lifetime with one read_fields.
 local replies, parents = {}, {}
--- The claim_next holder: replays then carry their rows as read here, before the claim.
-local with_rows = (ARGV[at + 1] or '') ~= ''
 for j, c in ipairs(completions) do
   replies[j] = completion_place(c, total)
   if not replies[j] then parents[#parents + 1] = c.parent end
 end
 local rows = read_fields(parents, COMPLETION_FIELDS)
-local applied = {}
+local applied, applied_at = {}, {}
 for j, c in ipairs(completions) do
   if not replies[j] then
-    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1], with_rows)
-    if not replies[j] then applied[#applied + 1] = { c, rows[c.parent] } end
+    -- A replay carries its rows ('rows'), read here, at the start of the call.
+    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1], true)
+    if not replies[j] then
+      applied[#applied + 1] = { c, rows[c.parent] }
+      applied_at[c.parent] = j
+    end
   end
   local verdict = replies[j] and replies[j][1]
   if verdict == 'missing' or verdict == 'partial' then
@@ -66,6 +68,21 @@ for j, c in ipairs(completions) do
 end
 -- Apply, in list order.
 if #applied > 0 then apply_completions(applied, total, ARGV[1], ARGV[2], ARGV[at]) end
+-- A replay's rows are those at its place in the list: a child of it completed by an earlier
+-- completion of this call is read again now (its own completion is the only change to its row
+-- before the claim); the other rows are as read at the start.
+for j = 1, m do
+  local reply = replies[j]  -- nil for an applied completion (ipairs would stop there).
+  if reply and reply[1] == 'rows' then
+    for r = 2, #reply, 2 do
+      local child_index = string.match(reply[r][1], '^(%d+)')
+      local at_place = applied_at[child_index]
+      if at_place and at_place < j then
+        reply[r + 1] = read_fields({ child_index }, ROW_FIELDS)[child_index]
+      end
+    end
+  end
+end
 for j, c in ipairs(completions) do
   if not replies[j] then replies[j] = { 'ok', decimal(c.first) } end
 end

@@ -16,6 +16,8 @@
 --#include release_pins.lua
 -- The parent's columns the checks and the settle read (one read_fields).
 local COMPLETION_FIELDS = { 'd', 'p', 'pa', 'ri', 'ch', 'f', 'lfa', 'l', 'next' }
+-- The 14 columns of a stored row, in kMetaSuffixes order (src/redis/codec.hpp).
+local ROW_FIELDS = { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e', 'av' }
 local function child_id(c, i) return ARGV[c.at + (i - 1) * 6 + 1] end
 -- The checks on the parent's place: at or below the boundary (superseded) or above the head
 -- `total` (missing); nil when it is in the lifetime.
@@ -70,8 +72,7 @@ local function completion_check(c, row, owners, session, with_rows)
       entries_of[#entries_of + 1] = entries[1]
     end
     if with_rows then
-      local columns = read_fields(indexes, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf',
-        'lfa', 'd', 'a', 'e', 'av' })
+      local columns = read_fields(indexes, ROW_FIELDS)
       local result = { 'rows' }
       for i, idx in ipairs(indexes) do
         result[#result + 1] = entries_of[i]

@@ -385,9 +385,12 @@ expect "child of 1 at 5 with its cause" '5-0|id|bbc1|type|ct|payload|1|created_a
 expect "count after the batch" "5" cli GET "$(k count)"
 expect "pending and ready after the batch" "3|4|5|3|4|5" sh -c "redis-cli -p $port ZRANGE $(k pending) 0 -1; redis-cli -p $port ZRANGE $(k ready) 0 -1"
 expect "3 claimed by claim_next" "1|w|30000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
-expect "a retry replays without a claim" "done|dup|5|dup|" \
-  ev complete_attempts 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) "$(idk bbc1)" \
-  $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 "$(k notify)" '' '' ''
+expect "a retry replays (with its rows) without a claim" "done|rows|5-0|id|bbc1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | head -5"
+expect "the child's row in the replay: 14 columns, unclaimed" "|||||||||||||" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | sed -n '16,29p'"
+expect "the replay of 2 (no children) and no claim" "rows|" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | tail -2"
 expect "a replay that does not match fails the call" "partial|1" \
   ev complete_attempts 8 $(bkeys) $(k snapshot-pins:1) $S 10200 1 0 1 1 0 "$(k notify)" '' '' ''
 expect "a batch of nothing with claim_next is a bounded claim" "done||claimed|1|1" \
@@ -403,6 +406,10 @@ expect "a replay with claim_next carries its rows, read before the claim" "done|
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | head -5"
 expect "then its claim is busy" "busy|30000" \
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | tail -2"
+
+expect "a replay listed after the completion of its child shows the child completed (its row at its place)" \
+  'done|ok|6|rows|5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane||10700|1|[]||||10400|10400|||1||||' \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:5) $(k snapshot-pins:1) '$(idk bbc1)' $S 10700 2 1 5 1 0 1 1 1 bbc1 ct 1 '' 0 '' '$(k notify)' '' '' ''"
 
 echo "$checks checks, $failures failures"
 [[ $failures -eq 0 ]]
