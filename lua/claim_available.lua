@@ -119,61 +119,8 @@ if FAST_PATH and ARGV[5] == '0' then
   end
 end
 --#include meta.lua
+--#include claim.lua
 if fast_bounds then use_split(fast_bounds[1], fast_bounds[2], fast_bounds[3]) end
-local ready = fast_ready or redis.call('ZRANGE', KEYS[5], 0, -1)
 local excluded = {}
 for i = 1, tonumber(ARGV[5]) do excluded[ARGV[5 + i]] = true end
-local candidates = {}
-for _, field in ipairs(ready) do
-  if not excluded[field] then candidates[#candidates + 1] = field end
-end
-local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa', 'av' })
-local claimed = {}
-local retry_at = nil
-local now = tonumber(ARGV[2])
-for _, field in ipairs(candidates) do
-  local row = rows[field]
-  local expires = tonumber(row[1] or '0')
-  local available = tonumber(row[8] or '0')
-  if expires > now then
-    if not retry_at or expires < retry_at then retry_at = expires end
-  elseif available > now then
-    if not retry_at or available < retry_at then retry_at = available end
-  else
-    local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
-    if #entries == 0 then return { 'missing', field } end
-    local attempt = decimal(tonumber(row[2] or '0') + 1)
-    local first_claimed = row[3] or ARGV[2]
-    local meta_key = mkey(field)
-    put(meta_key, field .. ':d', attempt)
-    put(meta_key, field .. ':fc', first_claimed)
-    put(meta_key, field .. ':lc', ARGV[2])
-    put(meta_key, field .. ':ch', ARGV[1])
-    put(meta_key, field .. ':ce', ARGV[3])
-    claimed[#claimed + 1] = {
-      attempt,
-      row[4] or '0',
-      row[5] or false,
-      first_claimed,
-      ARGV[2],
-      row[6] or false,
-      row[7] or false,
-      ARGV[1],
-      ARGV[3],
-      entries[1],
-      row[8] or false
-    }
-    if #claimed == limit then break end
-  end
-end
-flush()
-if #claimed > 0 then
-  local result = { 'claimed', decimal(#claimed) }
-  for _, claim in ipairs(claimed) do
-    for _, value in ipairs(claim) do result[#result + 1] = value end
-  end
-  result[#result + 1] = decimal(boundary)
-  return result
-end
-if retry_at then return { 'busy', decimal(retry_at) } end
-return { 'settled' }
+return claim(KEYS[1], KEYS[5], ARGV[1], ARGV[2], ARGV[3], limit, excluded, fast_ready)

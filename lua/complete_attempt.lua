@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
 -- @keys log count meta pending ready pins snapshot-pin-counts meta-split id*n
--- @argv session now index attempt n {id type payload lane settled available_at}*n notify
+-- @argv session now index attempt n {id type payload lane settled available_at}*n notify holder expires_at max_events
 -- Completes the current attempt of a claimed event and appends its children atomically
 -- (docs/semantics.md#complete_attempt), or recognises a retry of a completion whose acknowledgement
 -- was lost.
@@ -9,14 +9,21 @@
 -- KEYS[8 + i] id key of child i, i = 1..n
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] parent index  ARGV[4] attempt  ARGV[5] n, then 6
 -- per child: id, type, payloadJson, lane|'', settled '1'|'0', availableAt|'' (as in append.lua:
--- the child's `av`); then ARGV[6 + 6n] notify channel
--- Returns { 'superseded' } | { 'missing' } | { 'partial' } (a replay that does not match) |
---   { 'partial', childId } (a child id already owned) | { 'dup', childIndex... } |
---   { 'ok', firstChildIndex }
+-- the child's `av`); then ARGV[6 + 6n] notify channel, and claim_next
+-- (docs/semantics.md#claim_next): ARGV[7 + 6n] holder|'' (none), ARGV[8 + 6n] expiresAt|'',
+-- ARGV[9 + 6n] maxEvents|''
+-- Returns the completion's reply C = { 'superseded' } | { 'missing' } |
+--   { 'partial' } (a replay that does not match) | { 'partial', childId } (a child id already
+--   owned) | { 'dup', childIndex... } | { 'ok', firstChildIndex }; with a claim_next holder a
+--   replay answers { 'rows', (streamEntry, columns) x n } instead of 'dup' (its rows
+--   before the claim, lua/lib/complete.lua), and a verdict that is not an error (superseded,
+--   rows, ok) comes as { C, claimReply }, claimReply being claim_available.lua's reply
+--   (lua/lib/claim.lua) for the state after the completion.
 -- Verdict order: parent at or below the boundary (superseded), above the head (missing);
 -- parent already processed: replay checks (superseded / partial / dup); else the fence
 -- (superseded), a child id already owned (partial), then apply.
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[8], KEYS[4], KEYS[5]
+local PIN_COUNTS = KEYS[7]
 local parent = ARGV[3]
 local attempt = tonumber(ARGV[4])
 local n = tonumber(ARGV[5])
@@ -28,11 +35,13 @@ local n = tonumber(ARGV[5])
 -- general path would, with the same arguments in the same order (MGET, HMGET, HDEL, ZREM pending,
 -- ZREM ready, the pin release, XADD per child, MSET, ZADD pending, ZADD ready, HSET, PUBLISH).
 -- Anything else goes to the general path with what the fast path read (the MGET reply and the
--- parent's row), so nothing is read twice.
+-- parent's row), so nothing is read twice. With a claim_next holder it hands its reply to the
+-- claim at the end (lua/lib/claim.lua), which runs the same after either path.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
-local fast_values, fast_row = nil, nil
+local fast_values, fast_row, fast_reply = nil, nil, nil
+local next_at = 7 + n * 6
 if FAST_PATH and n <= 100 then
   local fast = true
   for o = 5, 5 + (n - 1) * 6, 6 do
@@ -130,112 +139,38 @@ if FAST_PATH and n <= 100 then
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
         parent .. ':ri', '[]')
     end
-    return { 'ok', decimal(total + 1) }
+    if (ARGV[next_at] or '') == '' then return { 'ok', decimal(total + 1) } end
+    fast_reply = { 'ok', decimal(total + 1) }
   end
 end
 --#include meta.lua
---#include enqueue.lua
+--#include complete.lua
 --#include id_owners.lua
---#include wake.lua
---#include settle.lua
-local owners, count
-if fast_values then
-  owners, count = owners_of(fast_values, n, ARGV[1])
+--#include claim.lua
+local reply = fast_reply
+if reply then
+  use_split(fast_values[2], fast_values[1], fast_values[3])
 else
-  owners, count = read_owners(8, n, ARGV[1])
-end
-local total = tonumber(count or '0')
-if tonumber(parent) <= boundary then return { 'superseded' } end
-if tonumber(parent) < 1 or tonumber(parent) > total then return { 'missing' } end
-local row = fast_row or
-  read_fields({ parent }, { 'd', 'p', 'pa', 'ri', 'ch', 'f', 'lfa', 'l', 'next' })[parent]
-if row[2] then
-  -- Already processed: a retry of this completion is recognised when the attempt, the recorded
-  -- child ids and the stored children all match.
-  if tonumber(row[3] or '0') ~= attempt then return { 'superseded' } end
-  if not row[4] then return { 'partial' } end
-  local recorded_ids = cjson.decode(row[4])
-  if #recorded_ids ~= n then return { 'partial' } end
-  for i = 1, n do
-    if recorded_ids[i] ~= ARGV[5 + (i - 1) * 6 + 1] then return { 'partial' } end
-  end
-  local indexes = {}
-  for i = 1, n do
-    if not owners[i] then return { 'partial' } end
-    local rec = cjson.decode(owners[i])
-    if rec[1] ~= ARGV[1] then return { 'partial' } end
-    local entries = redis.call('XRANGE', KEYS[1], decimal(rec[2]) .. '-0', decimal(rec[2]) .. '-0')
-    if #entries == 0 then return { 'partial' } end
-    -- Hidden in seed-R; decision docs/semantics.md#Q3 (as seed-P does): the stored child must have
-    -- been written by this completion, i.e. its cause is {index = parent, attempt = attempt}.
-    local fields, cause = entries[1][2], nil
-    for f = 1, #fields, 2 do
-      if fields[f] == 'cause' then
-        cause = fields[f + 1]
-        break
-      end
-    end
-    if not cause or cause == '' then return { 'partial' } end
-    local decoded, parsed = pcall(cjson.decode, cause)
-    if not decoded or type(parsed) ~= 'table' or tonumber(parsed.index) ~= tonumber(parent) or
-       tonumber(parsed.attempt) ~= attempt then
-      return { 'partial' }
-    end
-    indexes[#indexes + 1] = decimal(rec[2])
-  end
-  -- Verdict word hidden in seed-R; decision docs/semantics.md#Q3: 'dup' followed by the child
-  -- indexes (the client reads the indexes after the first element).
-  local result = { 'dup' }
-  for _, idx in ipairs(indexes) do result[#result + 1] = idx end
-  return result
-end
-if tonumber(row[1] or '0') ~= attempt then return { 'superseded' } end
-if not row[5] or row[6] or tonumber(row[7] or '0') == attempt then
-  return { 'superseded' }
-end
-for i = 1, n do
-  if owners[i] then return { 'partial', ARGV[5 + (i - 1) * 6 + 1] } end
-end
--- The JSON array of the child ids, the bytes cjson.encode makes of the list (json_string; cjson
--- would encode an empty table as {}).
-local returned_ids = {}
-for i = 1, n do returned_ids[i] = json_string(ARGV[5 + (i - 1) * 6 + 1]) end
-local returned_json = '[' .. table.concat(returned_ids, ',') .. ']'
-local parent_key = mkey(parent)
-put(parent_key, parent .. ':p', ARGV[2])
-put(parent_key, parent .. ':pa', ARGV[4])
-put(parent_key, parent .. ':ri', returned_json)
-redis.call('HDEL', parent_key, parent .. ':ch', parent .. ':ce')
-settle(parent, row[8] or '', row[9])
-release_snapshot_pins(KEYS[6], KEYS[7])
--- cjson.encode({ index = tonumber(parent), attempt = attempt }): cjson writes a two-key table in
--- its hash order, which for these two keys is always index first
--- (docs/redis-layout.md#value-encodings).
-local cause = '{"index":' .. decimal(tonumber(parent)) .. ',"attempt":' .. decimal(attempt) .. '}'
-local owner_writes, session_json = {}, json_string(ARGV[1])
-for i = 1, n do
-  local o = 5 + (i - 1) * 6
-  local field = decimal(total + i)
-  redis.call('XADD', KEYS[1], field .. '-0',
-    'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', ARGV[o + 3],
-    'created_at', ARGV[2], 'cause', cause, 'lane', ARGV[o + 4])
-  owner_writes[#owner_writes + 1] = KEYS[8 + i]
-  owner_writes[#owner_writes + 1] = '[' .. session_json .. ',' .. field .. ']'
-  wake_add(field, ARGV[o + 1], ARGV[o + 2], ARGV[o + 3])
-  if ARGV[o + 5] == '1' then
-    put(mkey(field), field .. ':p', ARGV[2])
+  local owners, count
+  if fast_values then
+    owners, count = owners_of(fast_values, n, ARGV[1])
   else
-    enqueue(field, ARGV[o + 4])
-    if ARGV[o + 6] ~= '' then put(mkey(field), field .. ':av', ARGV[o + 6]) end
+    owners, count = read_owners(8, n, ARGV[1])
+  end
+  local total = tonumber(count or '0')
+  local c = { parent = parent, attempt = attempt, attempt_text = ARGV[4], n = n, at = 5,
+    key_at = 8, pins = KEYS[6] }
+  reply = completion_place(c, total)
+  if not reply then
+    local row = fast_row or read_fields({ parent }, COMPLETION_FIELDS)[parent]
+    reply = completion_check(c, row, owners, ARGV[1], (ARGV[next_at] or '') ~= '')
+    if not reply then
+      apply_completions({ { c, row } }, total, ARGV[1], ARGV[2], ARGV[6 + n * 6])
+      reply = { 'ok', decimal(total + 1) }
+    end
   end
 end
-if n > 0 then
-  owner_writes[#owner_writes + 1] = COUNTER
-  owner_writes[#owner_writes + 1] = decimal(total + n)
-  split_write(owner_writes)
-  sliced('MSET', nil, owner_writes)
-end
-flush_queue()
-flush()
-if n > 0 then wake(ARGV[6 + n * 6], decimal(total + n), ARGV[2]) end
-return { 'ok', decimal(total + 1) }
+if reply[1] == 'missing' or reply[1] == 'partial' then return reply end
+local next_reply = claim_next(next_at, READY, ARGV[2])
+if next_reply then return { reply, next_reply } end
+return reply

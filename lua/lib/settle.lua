@@ -1,19 +1,22 @@
 -- SPDX-License-Identifier: MIT
--- SETTLE_LUA: settles one unfinished event for scripts that include ENQUEUE_LUA. The event leaves
+-- SETTLE_LUA: settles unfinished events for scripts that include ENQUEUE_LUA. An event leaves
 -- the pending and ready sets, and a lane head hands its lane to the next unfinished event (the
--- first successor without `p`); a dead-lettered successor (`f`) becomes head but stays out of
--- the ready set. When the chain ends the lane is recorded as emptied (clear_lane).
+-- first successor without `p` that is not settled by this script); a dead-lettered successor
+-- (`f`) becomes head but stays out of the ready set. When the chain ends the lane is recorded as
+-- emptied (clear_lane).
 --#include meta.lua
 --#include enqueue.lua
-local function settle(field, lane, next_field)
-  redis.call('ZREM', PENDING, field)
-  redis.call('ZREM', READY, field)
+-- The events settled by this script: their `p` may still be buffered (unflushed), so a hand-off
+-- walk must not take them for unfinished.
+local settled_here = {}
+-- Hands `lane` on if `field` (settled) headed it.
+local function hand_off(field, lane, next_field)
   if lane == '' then return end
   local head_key = lane_field(lane, 'head')
   if redis.call('HGET', META, head_key) ~= field then return end
   while next_field do
     local row = read_fields({ next_field }, { 'p', 'f', 'next' })[next_field]
-    if not row[1] then
+    if not row[1] and not settled_here[next_field] then
       redis.call('HSET', META, head_key, next_field)
       if not row[2] then
         redis.call('ZADD', READY, tonumber(next_field), next_field)
@@ -23,4 +26,22 @@ local function settle(field, lane, next_field)
     next_field = row[3]
   end
   clear_lane(lane)
+end
+local function settle(field, lane, next_field)
+  settled_here[field] = true
+  redis.call('ZREM', PENDING, field)
+  redis.call('ZREM', READY, field)
+  hand_off(field, lane, next_field)
+end
+-- Settles several events, given as { field, lane, next } each, with one ZREM per set (for one
+-- event the commands of settle), then the hand-offs in order.
+local function settle_all(events)
+  local fields = {}
+  for i, event in ipairs(events) do
+    fields[i] = event[1]
+    settled_here[event[1]] = true
+  end
+  sliced('ZREM', PENDING, fields)
+  sliced('ZREM', READY, fields)
+  for _, event in ipairs(events) do hand_off(event[1], event[2], event[3]) end
 end

@@ -258,4 +258,22 @@ void apply_columns(std::string_view op, StoredEvent& e,
   e.available_at = opt(13);
 }
 
+std::vector<StoredEvent> entry_rows(std::string_view op, const std::string& session_id,
+                                    const Reply& r, std::size_t from) {
+  if (!r.is_array()) unexpected(op, "expected an array");
+  std::vector<StoredEvent> out;
+  for (std::size_t i = from; i + 1 < r.size(); i += 2) {
+    StoredEvent e = to_stored_event(op, session_id, r[i]);
+    const Reply& columns = r[i + 1];
+    if (!columns.is_array()) unexpected(op, "bad columns");
+    static const Reply kNil;
+    std::array<const Reply*, kMetaSuffixes.size()> c{};
+    for (std::size_t at = 0; at < c.size(); ++at)
+      c[at] = at < columns.size() ? &columns[at] : &kNil;
+    apply_columns(op, e, c);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace a2::redis::detail

@@ -53,6 +53,11 @@ SerializedEvent to_serialized_event(std::string_view op, const std::string& sess
 void apply_columns(std::string_view op, StoredEvent& e,
                    const std::array<const Reply*, kMetaSuffixes.size()>& columns);
 
+// Pairs (stream entry, metadata columns in kMetaSuffixes order, possibly cut short: Lua drops
+// trailing nils) from r[from] on, as stored rows (dead_letters.lua, a completion replay's 'rows').
+std::vector<StoredEvent> entry_rows(std::string_view op, const std::string& session_id,
+                                    const Reply& r, std::size_t from = 0);
+
 // The cause field: '' = none, else JSON {"index":I,"attempt":A} (key order free).
 std::optional<EventCause> parse_cause(std::string_view op, const std::string& raw);
 // The cause text an append stores, as JSON.stringify writes it: {"index":I,"attempt":A}.

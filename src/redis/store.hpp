@@ -7,8 +7,8 @@
 // (docs/redis-layout.md#range-gaps); live feeds combine pub/sub wake-ups with XRANGE catch-up
 // (docs/redis-layout.md#live-feeds, feed.cpp). Failures go through errors.hpp.
 //
-// Where the operations live: writes.cpp (append, complete_attempt, clear, reclaim,
-// put_snapshots), work.cpp (claim_available, renew_claims, release_claims, held_claims,
+// Where the operations live: writes.cpp (append, complete_attempt, complete_attempts, clear,
+// reclaim, put_snapshots), work.cpp (claim_available, renew_claims, release_claims, held_claims,
 // fail_attempt, dead_letters, redrive, presence), reads.cpp (read, read_history, read_tail,
 // read_events, read_feed_page, read_state, head).
 
@@ -23,6 +23,7 @@
 #include "a2/redis.hpp"
 #include "redis/core.hpp"
 #include "redis/errors.hpp"
+#include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/script.hpp"
 
 namespace a2::redis::detail {
@@ -79,6 +80,7 @@ class RedisStore final : public Store {
   std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override;
   HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;
+  CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override;
   FailResult do_fail_attempt(const FailRequest& request) override;
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override;
   RedriveResult do_redrive(const RedriveRequest& request) override;
@@ -124,6 +126,12 @@ class RedisStore final : public Store {
   static void match_replay(std::string_view op, const std::string& s,
                            const std::vector<Requested>& wanted,
                            const std::vector<StoredEvent>& rows);
+
+  // One completion's verdict (complete_attempt.lua's reply C) as its result, with the replay read
+  // of a `dup`; the errors of a completion are thrown.
+  CompleteResult completion_result(std::string_view op, const std::string& s, std::int64_t index,
+                                   std::int64_t attempt, const std::vector<ChildEvent>& events,
+                                   const scripts::CompleteAttempt::Result& reply, std::int64_t now);
 
   std::shared_ptr<Core> core_;
 };

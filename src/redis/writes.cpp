@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The writes of the Redis store that add to or cut the log: append, complete_attempt (with the
-// replay of a retried call), put_snapshots, clear and reclaim. Each is one script through its
-// typed caller (src/redis/scripts/); the verdicts become results or the contract's errors here.
+// The writes of the Redis store that add to or cut the log: append, complete_attempt and
+// complete_attempts (with the replay of a retried call and claim_next), put_snapshots, clear and
+// reclaim. Each is one script through its typed caller (src/redis/scripts/); the verdicts become
+// results or the contract's errors here.
 
 #include "a2/detail/rows.hpp"
 #include "redis/codec.hpp"
@@ -101,51 +102,125 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
 
 // ── Completion ─────────────────────────────────────────────────────────────────────────────
 
+namespace {
+
+std::optional<scripts::NextClaim> next_claim(const std::optional<ClaimNext>& next,
+                                             std::int64_t now) {
+  if (!next) return std::nullopt;
+  return scripts::NextClaim{next->holder,
+                            a2::detail::lease_expires_at(now, next->ttl_ms, next->expires_at_ms),
+                            next->max_events};
+}
+
+}  // namespace
+
+CompleteResult RedisStore::completion_result(std::string_view op, const std::string& s,
+                                             std::int64_t index, std::int64_t attempt,
+                                             const std::vector<ChildEvent>& events,
+                                             const scripts::CompleteAttempt::Result& reply,
+                                             std::int64_t now) {
+  using V = scripts::CompleteAttempt::Verdict;
+  const EventCause cause{index, attempt};
+  switch (reply.verdict) {
+    case V::superseded:
+      return CompleteResult{CompleteVerdict::superseded, {}, {}};
+    case V::missing:
+      throw_no_event(site(op), s, index);
+    case V::partial:
+      if (reply.owned_id) throw_child_id_taken(site(op), s, index, *reply.owned_id);
+      throw_completion_mismatch(site(op), s, index, attempt);
+    case V::ok: {
+      CompleteResult result{CompleteVerdict::completed, {}, {}};
+      result.events.reserve(events.size());
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        const auto& c = events[i];
+        result.events.push_back(
+            a2::detail::new_row(s, *reply.first_index + static_cast<std::int64_t>(i), *c.id, c.type,
+                                c.payload, cause, c.lane, c.settled, now));
+        result.events.back().available_at = scripts::delayed_until(now, c.available_at_ms);
+      }
+      return result;
+    }
+    case V::dup: {
+      const auto n = static_cast<std::int64_t>(events.size());
+      if (n == 0) return CompleteResult{CompleteVerdict::completed, {}, {}};
+      std::vector<Requested> wanted;
+      for (const auto& c : events) wanted.push_back({*c.id, c.type, c.lane, cause});
+      if (reply.rows) {
+        // Read by the script before its claim_next (which may claim a child): no second read.
+        match_replay(op, s, wanted, *reply.rows);
+        return CompleteResult{CompleteVerdict::completed, *reply.rows, {}};
+      }
+      if (!reply.first_index) unexpected(op, "short 'dup' reply");
+      const std::int64_t first = *reply.first_index;
+      run_test_hook("complete_replay", s);
+      auto [rows, clear] =
+          retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
+      // Cleared after the script matched the retry.
+      if (index <= clear) return CompleteResult{CompleteVerdict::superseded, {}, {}};
+      match_replay(op, s, wanted, rows);
+      return CompleteResult{CompleteVerdict::completed, std::move(rows), {}};
+    }
+  }
+  unexpected(op, "unknown verdict");
+}
+
 CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
   constexpr std::string_view op = "complete_attempt";
   return guard(op, [&] {
-    using V = scripts::CompleteAttempt::Verdict;
     const std::int64_t now = clock().now_ms();
     const auto& s = q.session_id;
-    const auto reply = scripts::CompleteAttempt::decode(
-        op, script(op, scripts::CompleteAttempt{s, now, q.index, q.attempt, q.events}));
-    const EventCause cause{q.index, q.attempt};
-    switch (reply.verdict) {
-      case V::superseded:
-        return CompleteResult{CompleteVerdict::superseded, {}};
-      case V::missing:
-        throw_no_event(site(op), s, q.index);
-      case V::partial:
-        if (reply.owned_id) throw_child_id_taken(site(op), s, q.index, *reply.owned_id);
-        throw_completion_mismatch(site(op), s, q.index, q.attempt);
-      case V::ok: {
-        CompleteResult result{CompleteVerdict::completed, {}};
-        for (std::size_t i = 0; i < q.events.size(); ++i) {
-          const auto& c = q.events[i];
-          result.events.push_back(
-              a2::detail::new_row(s, *reply.first_index + static_cast<std::int64_t>(i), *c.id,
-                                  c.type, c.payload, cause, c.lane, c.settled, now));
-          result.events.back().available_at = scripts::delayed_until(now, c.available_at_ms);
-        }
-        return result;
-      }
-      case V::dup: {
-        const auto n = static_cast<std::int64_t>(q.events.size());
-        if (n == 0) return CompleteResult{CompleteVerdict::completed, {}};
-        if (!reply.first_index) unexpected(op, "short 'dup' reply");
-        const std::int64_t first = *reply.first_index;
-        run_test_hook("complete_replay", s);
-        auto [rows, clear] =
-            retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
-        // Cleared after the script matched the retry.
-        if (q.index <= clear) return CompleteResult{CompleteVerdict::superseded, {}};
-        std::vector<Requested> wanted;
-        for (const auto& c : q.events) wanted.push_back({*c.id, c.type, c.lane, cause});
-        match_replay(op, s, wanted, rows);
-        return CompleteResult{CompleteVerdict::completed, std::move(rows)};
-      }
+    auto reply = scripts::CompleteAttempt::decode(
+        op, s,
+        script(op, scripts::CompleteAttempt{s, now, q.index, q.attempt, q.events,
+                                            next_claim(q.claim_next, now)}));
+    if (!reply.next) return completion_result(op, s, q.index, q.attempt, q.events, reply, now);
+    // The claim wrote: a failure of a replay read after it is outcome-unknown.
+    return after_write(op, [&] {
+      auto result = completion_result(op, s, q.index, q.attempt, q.events, reply, now);
+      result.next = std::move(reply.next);
+      return result;
+    });
+  });
+}
+
+CompleteManyResult RedisStore::do_complete_attempts(const CompleteManyRequest& q) {
+  constexpr std::string_view op = "complete_attempts";
+  return guard(op, [&] {
+    using V = scripts::CompleteAttempts::Verdict;
+    const std::int64_t now = clock().now_ms();
+    const auto& s = q.session_id;
+    auto reply = scripts::CompleteAttempts::decode(
+        op, s,
+        script(op,
+               scripts::CompleteAttempts{s, now, q.completions, next_claim(q.claim_next, now)}));
+    if (reply.verdict != V::done) {
+      if (reply.failed >= q.completions.size()) unexpected(op, "failing completion out of range");
+      const auto& c = q.completions[reply.failed];
+      if (reply.verdict == V::missing) throw_no_event(site(op), s, c.index);
+      if (reply.owned_id) throw_child_id_taken(site(op), s, c.index, *reply.owned_id);
+      throw_completion_mismatch(site(op), s, c.index, c.attempt);
     }
-    unexpected(op, "unknown verdict");
+    if (reply.results.size() != q.completions.size())
+      unexpected(op, std::to_string(reply.results.size()) + " results for " +
+                         std::to_string(q.completions.size()) + " completions");
+    bool wrote = reply.next.has_value();
+    for (const auto& one : reply.results)
+      wrote = wrote || one.verdict == scripts::CompleteAttempt::Verdict::ok;
+    const auto finish = [&] {
+      CompleteManyResult result;
+      result.results.reserve(q.completions.size());
+      for (std::size_t i = 0; i < q.completions.size(); ++i) {
+        const auto& c = q.completions[i];
+        result.results.push_back(
+            completion_result(op, s, c.index, c.attempt, c.events, reply.results[i], now));
+      }
+      result.next = std::move(reply.next);
+      return result;
+    };
+    // Once something was written, a failure of a replay read after it is outcome-unknown.
+    if (wrote) return after_write(op, finish);
+    return finish();
   });
 }
 

@@ -301,5 +301,29 @@ TEST_CASE(
   t.both_ways(Append{"w", ++now, batch("wm", 1, 3, false), std::nullopt});
   t.both_ways(ClaimAvailable{"w", "h1", ++now, now + kTtl, {}, 2});  // Several hashes.
 
-  CHECK(t.compared() > 55);
+  // claim_next: the fast completion hands its reply to the claim (claimed, busy, settled); a
+  // superseded completion still claims; an error claims nothing.
+  t.both_ways(Append{"n", ++now, batch("n", 1, 4, false), std::nullopt});
+  const auto one = ClaimAvailable::decode(
+      "test", "n", t.both_ways(ClaimAvailable{"n", "h1", ++now, now + kTtl, {}, 1}));
+  REQUIRE(one.events.size() == 1);
+  const auto chained = CompleteAttempt::decode(
+      "test", "n",
+      t.both_ways(CompleteAttempt{"n", ++now, 1, 1, std::vector<a2::ChildEvent>{child("nk1")},
+                                  scripts::NextClaim{"h1", now + kTtl, 2}}));
+  REQUIRE(chained.verdict == CompleteAttempt::Verdict::ok);
+  REQUIRE(chained.next);
+  REQUIRE(chained.next->events.size() == 2);
+  CHECK(chained.next->events[0].index == 2);
+  t.both_ways(CompleteAttempt{"n", ++now, 2, 1, {}, scripts::NextClaim{"h1", now + kTtl, 5}});
+  t.both_ways(CompleteAttempt{"n", ++now, 3, 1, {}, scripts::NextClaim{"h2", now + kTtl, 1}});
+  t.both_ways(CompleteAttempt{"n", ++now, 3, 1, {}, scripts::NextClaim{"h2", now + kTtl, 1}});
+  t.both_ways(CompleteAttempt{"n", ++now, 99, 1, {}, scripts::NextClaim{"h2", now + kTtl, 1}});
+  now += kTtl + 1;
+  const auto drained = CompleteAttempt::decode(
+      "test", "n",
+      t.both_ways(CompleteAttempt{"n", ++now, 4, 1, {}, scripts::NextClaim{"h1", now + kTtl, 9}}));
+  REQUIRE(drained.next);
+
+  CHECK(t.compared() > 62);
 }

@@ -218,6 +218,16 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   child.type = "t";
   const std::vector<a2::ChildEvent> children{child, child, child};
   check_caller(scripts::CompleteAttempt{"s", 1, 2, 1, children});
+  check_caller(scripts::CompleteAttempt{"s", 1, 2, 1, {}, scripts::NextClaim{"h", 5, 2}});
+  std::vector<a2::Completion> completions(3);
+  completions[0].index = 1;
+  completions[0].events = children;
+  completions[1].index = 2;
+  completions[2].index = 3;
+  completions[2].events = {child};
+  check_caller(scripts::CompleteAttempts{"s", 1, completions});
+  check_caller(scripts::CompleteAttempts{"s", 1, completions, scripts::NextClaim{"h", 5, 1}});
+  check_caller(scripts::CompleteAttempts{"s", 1, {}, scripts::NextClaim{"h", 5, 1}});
   check_caller(scripts::FailAttempt{"s", 2, 1, "boom", 3, 1});
   check_caller(scripts::FailAttempt{"s", 2, 1, "boom", 3, 1, 7});
   check_caller(scripts::DeadLetters{"s"});

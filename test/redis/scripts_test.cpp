@@ -42,6 +42,72 @@ TEST_CASE("operations load a script only after NOSCRIPT and never send EVAL", "[
   CHECK(f->read("s").size() == 4);
 }
 
+// The commands scripts issued since the last RESETSTAT: every cmdstat except the test's own
+// (INFO, CONFIG RESETSTAT, SCRIPT LOAD) and the EVALSHA calls themselves.
+long long script_commands(Raw& raw) {
+  auto info = raw.get({"INFO", "commandstats"}).value_or("");
+  std::istringstream lines(info);
+  std::string line;
+  long long total = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("cmdstat_", 0) != 0) continue;
+    const auto colon = line.find(':');
+    const std::string name = line.substr(8, colon - 8);
+    if (name == "info" || name == "config|resetstat" || name == "script|load" || name == "evalsha")
+      continue;
+    const auto at = line.find("calls=", colon);
+    total += std::stoll(line.substr(at + 6));
+  }
+  return total;
+}
+
+TEST_CASE("complete_attempts is one script call; its commands per batch size", "[redis][scripts]") {
+  // docs/redis-layout.md#complete_attemptslua: k completions of one metadata chunk, each with one
+  // unlaned child, then claim_next of one event: 10 + 2k for the completions and 3 + h for the
+  // claim, h = the HMGET slices of the 2k ready events' 8 columns (at most 1000 arguments each).
+  for (const int k : {1, 10, 100}) {
+    INFO("batch of " << k);
+    auto f = open_fixture(unique_prefix("batch" + std::to_string(k)));
+    Raw raw;
+    // The script is in the server's cache afterwards (no NOSCRIPT below).
+    (void)f->complete_attempts(
+        {.session_id = "warm",
+         .completions = {},
+         .claim_next = ClaimNext{
+             .holder = "w1", .ttl_ms = kTtl, .expires_at_ms = std::nullopt, .max_events = 1}});
+    const std::string s = "s";
+    (void)f->append(s, evs(2 * k));
+    auto claimed = f->claim_available({.session_id = s,
+                                       .holder = "w1",
+                                       .ttl_ms = kTtl,
+                                       .expires_at_ms = std::nullopt,
+                                       .exclude_indexes = {},
+                                       .max_events = k});
+    REQUIRE(claimed.events.size() == static_cast<std::size_t>(k));
+    CompleteManyRequest request{.session_id = s, .completions = {}, .claim_next = std::nullopt};
+    for (const auto& e : claimed.events)
+      request.completions.push_back(
+          {.index = e.index, .attempt = 1, .events = {child("c" + std::to_string(e.index))}});
+    request.claim_next =
+        ClaimNext{.holder = "w1", .ttl_ms = kTtl, .expires_at_ms = std::nullopt, .max_events = 1};
+    REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");
+    auto done = f->complete_attempts(request);
+    CHECK(calls_of(raw, "evalsha") == 1);
+    CHECK(calls_of(raw, "eval") == 0);
+    REQUIRE(done.results.size() == static_cast<std::size_t>(k));
+    REQUIRE(done.next);
+    CHECK(done.next->verdict == ClaimVerdict::claimed);
+    const long long slices = (16LL * k + 999) / 1000;
+    CHECK(script_commands(raw) == 10 + 2 * k + 3 + slices);
+    // The same batch again is a replay of every completion: still one call, no claim.
+    request.claim_next.reset();
+    REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");
+    auto replay = f->complete_attempts(request);
+    CHECK(calls_of(raw, "evalsha") == 1);
+    for (const auto& r : replay.results) CHECK(r.verdict == CompleteVerdict::completed);
+  }
+}
+
 TEST_CASE("every write operation is one script call", "[redis][scripts]") {
   auto f = open_fixture(unique_prefix("calls"));
   Raw raw;

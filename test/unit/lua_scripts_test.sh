@@ -3,7 +3,8 @@
 #
 # Loads every composed Lua script into a real redis-server, checks that the SHA1 Redis returns is
 # the generated one, and exercises append / claim / renew / complete / fail / dead letters /
-# redrive / snapshots / clear / reclaim / presence / release / held claims with EVALSHA using the KEYS/ARGV layouts of
+# redrive / snapshots / clear / reclaim / presence / release / held claims / batched completion
+# and claim_next with EVALSHA using the KEYS/ARGV layouts of
 # docs/redis-layout.md#scripts, checking replies and the stored keys (docs/redis-layout.md#keys).
 #
 # Usage: lua_scripts_test.sh <source root> [port]
@@ -152,10 +153,10 @@ expect "renew by another holder" "0" \
 
 # --- complete ----------------------------------------------------------------------------------
 ckeys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:$1) $(k snapshot-pin-counts) $(k meta-split)"; }
-expect "complete with a stale attempt" "superseded" ev complete_attempt 8 $(ckeys 1) $S 1600 1 2 0 "$(k notify)"
-expect "complete above the head" "missing" ev complete_attempt 8 $(ckeys 9) $S 1600 9 1 0 "$(k notify)"
+expect "complete with a stale attempt" "superseded" ev complete_attempt 8 $(ckeys 1) $S 1600 1 2 0 "$(k notify)" '' '' ''
+expect "complete above the head" "missing" ev complete_attempt 8 $(ckeys 9) $S 1600 9 1 0 "$(k notify)" '' '' ''
 expect "complete 1 with a child in its lane" "ok|4" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1600 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1600 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)" '' '' ''
 expect "parent settled" '1600|1|["c1"]||' cli HMGET "$(k meta):0" 1:p 1:pa 1:ri 1:ch 1:ce
 expect "child entry with cause" '4-0|id|c1|type|ct|payload|{"c":true}|created_at|1600|cause|{"index":1,"attempt":1}|lane|L' \
   cli XRANGE "$(k log)" 4-0 4-0
@@ -165,15 +166,15 @@ expect "pending after completion" "2|3|4" cli ZRANGE "$(k pending)" 0 -1
 expect "ready after completion" "2|3" cli ZRANGE "$(k ready)" 0 -1
 expect "count after completion" "4" cli GET "$(k count)"
 expect "completion replay" "dup|4" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)" '' '' ''
 expect "completion replay with other ids" "partial" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c2)" $S 1700 1 1 1 c2 ct 1 L 0 '' "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c2)" $S 1700 1 1 1 c2 ct 1 L 0 '' "$(k notify)" '' '' ''
 expect "completion replay with another attempt" "superseded" \
-  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 2 1 c1 ct 1 L 0 '' "$(k notify)"
+  ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 2 1 c1 ct 1 L 0 '' "$(k notify)" '' '' ''
 # An event whose recorded child ids match but whose child was not written by this attempt:
 cli HSET "$(k meta):0" 2:p 1 2:pa 1 2:ri '["c1"]' >/dev/null
 expect "completion replay whose child has another cause (Q3)" "partial" \
-  ev complete_attempt 9 $(ckeys 2) "$(idk c1)" $S 1700 2 1 1 c1 ct 1 L 0 '' "$(k notify)"
+  ev complete_attempt 9 $(ckeys 2) "$(idk c1)" $S 1700 2 1 1 c1 ct 1 L 0 '' "$(k notify)" '' '' ''
 cli HDEL "$(k meta):0" 2:p 2:pa 2:ri >/dev/null
 
 # --- fail / dead letters / redrive -------------------------------------------------------------
@@ -225,7 +226,7 @@ expect "queues unlinked" "0" cli EXISTS "$(k pending)" "$(k ready)"
 expect "clear retry with ifLastIndex" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 4 '' '' m2 "$(k notify)" a2.clear
 expect "clear when the marker is the last event" "ok|1|5|5" ev clear 7 $(clkeys m2) $S 3100 '' '' '' m2 "$(k notify)" a2.clear
 expect "claim after clear" "settled" ev claim_available 6 $(base_keys) w 3100 5000 '' 0
-expect "complete in the old lifetime" "superseded" ev complete_attempt 8 $(ckeys 3) $S 3100 3 1 0 "$(k notify)"
+expect "complete in the old lifetime" "superseded" ev complete_attempt 8 $(ckeys 3) $S 3100 3 1 0 "$(k notify)" '' '' ''
 expect "fail in the old lifetime" "cleared|0" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 3100 ''
 expect "renew in the old lifetime" "0|3" ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 3100 9000 1 3 1
 expect "scheduled work from the old lifetime" "cleared|4" \
@@ -311,7 +312,7 @@ expect "checkpoint 1 pinned to event 2, head 2" "1" \
   2 '{"index":2,"state":2,"updatedAt":6300,"r":1}' 0 R
 expect "pinned history checkpoint kept" "1" cli ZCOUNT "$(k snap-history:R)" -inf +inf
 expect "claim event 2" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6400 9000 '' 0 | head -3"
-expect "complete event 2 without children" "ok|3" ev complete_attempt 8 $(ckeys 2) $S 6500 2 1 0 "$(k notify)"
+expect "complete event 2 without children" "ok|3" ev complete_attempt 8 $(ckeys 2) $S 6500 2 1 0 "$(k notify)" '' '' ''
 expect "pin released: history, count and pin set gone" "0|0|0" sh -c "redis-cli -p $port ZCARD $(k snap-history:R); redis-cli -p $port HLEN $(k snapshot-pin-counts); redis-cli -p $port EXISTS $(k snapshot-pins:2)"
 expect "head kept" '{"index":2,"state":2,"updatedAt":6300,"r":1}' cli GET "$(k snap:R)"
 expect "lane emptied: pointers deleted" "" cli HGETALL "$(k meta)"
@@ -362,6 +363,53 @@ expect "then busy until 9500" "busy|9500" ev claim_available 6 $(base_keys) w 93
 expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 12000 30000 '' 0 | head -2"
 expect "a failure without a retry deletes av" "failed|2" ev fail_attempt 7 $(fkeys 3) 3 2 boom 3 12100 ''
 expect "av deleted" "" cli HGET "$(k meta):0" 3:av
+
+# --- batched completion (complete_attempts.lua) and claim_next ------------------------------------
+S=batch
+bkeys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pin-counts) $(k meta-split)"; }
+expect "four events" "ok|1|1" ev append 10 $(base_keys) "$(idk bb1)" "$(idk bb2)" "$(idk bb3)" "$(idk bb4)" \
+  $S 10000 4 bb1 t 1 '' '' 0 '' bb2 t 2 '' '' 0 '' bb3 t 3 '' '' 0 '' bb4 t 4 '' '' 0 '' "$(k notify)" ''
+expect "claim 1 and 2" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 10000 20000 2 0 | head -2"
+expect "an index above the head after a valid completion fails the call" "missing|2" \
+  ev complete_attempts 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:9) "$(idk bbn)" \
+  $S 10050 2 1 1 1 1 bbn ct 1 '' 0 '' 9 1 0 "$(k notify)" w 30000 1
+expect "a taken child id fails the call" "partial|2|bb4" \
+  ev complete_attempts 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) "$(idk bbn)" "$(idk bb4)" \
+  $S 10050 2 2 1 1 1 bbn ct 1 '' 0 '' 2 1 1 bb4 ct 1 '' 0 '' "$(k notify)" w 30000 1
+expect "nothing changed by the failed calls" "4|0|||w|w" sh -c "redis-cli -p $port GET $(k count); redis-cli -p $port EXISTS $(idk bbn); redis-cli -p $port HMGET $(k meta):0 1:p 2:p 1:ch 2:ch" 
+expect "complete 1 (child bbc1) and 2, then claim next for w" "done|ok|5|ok|6|claimed|1|1|0||10100|10100|||w|30000|3-0" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10100 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 30000 1 | head -17"
+expect "parents settled" '10100|1|["bbc1"]|10100|1|[]||' cli HMGET "$(k meta):0" 1:p 1:pa 1:ri 2:p 2:pa 2:ri 1:ch 2:ch
+expect "child of 1 at 5 with its cause" '5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane|' \
+  cli XRANGE "$(k log)" 5-0 5-0
+expect "count after the batch" "5" cli GET "$(k count)"
+expect "pending and ready after the batch" "3|4|5|3|4|5" sh -c "redis-cli -p $port ZRANGE $(k pending) 0 -1; redis-cli -p $port ZRANGE $(k ready) 0 -1"
+expect "3 claimed by claim_next" "1|w|30000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
+expect "a retry replays (with its rows) without a claim" "done|rows|5-0|id|bbc1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | head -5"
+expect "the child's row in the replay: 14 columns, unclaimed" "|||||||||||||" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | sed -n '16,29p'"
+expect "the replay of 2 (no children) and no claim" "rows|" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | tail -2"
+expect "a replay that does not match fails the call" "partial|1" \
+  ev complete_attempts 8 $(bkeys) $(k snapshot-pins:1) $S 10200 1 0 1 1 0 "$(k notify)" '' '' ''
+expect "a batch of nothing with claim_next is a bounded claim" "done||claimed|1|1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 7 $(bkeys) $S 10300 0 0 '$(k notify)' v 30000 1 | head -5"
+expect "4 claimed by v" "v" cli HGET "$(k meta):0" 4:ch
+expect "complete_attempt with claim_next takes the next two" "ok|6|claimed|1|1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempt]} 8 $(ckeys 3) $S 10400 3 1 0 '$(k notify)' w 40000 2 | head -5"
+expect "then busy until the leases end" "superseded|busy|30000" \
+  ev complete_attempt 8 $(ckeys 3) $S 10500 3 2 0 "$(k notify)" w 40000 2
+expect "an error claims nothing" "missing" \
+  ev complete_attempt 8 $(ckeys 9) $S 10500 9 1 0 "$(k notify)" w 40000 2
+expect "a replay with claim_next carries its rows, read before the claim" "done|rows|5-0|id|bbc1" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | head -5"
+expect "then its claim is busy" "busy|30000" \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | tail -2"
+
+expect "a replay listed after the completion of its child shows the child completed (its row at its place)" \
+  'done|ok|6|rows|5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane||10700|1|[]||||10400|10400|||1||||' \
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:5) $(k snapshot-pins:1) '$(idk bbc1)' $S 10700 2 1 5 1 0 1 1 1 bbc1 ct 1 '' 0 '' '$(k notify)' '' '' ''"
 
 echo "$checks checks, $failures failures"
 [[ $failures -eq 0 ]]

@@ -25,6 +25,7 @@ const a2::detail::EmbeddedText& Append::script() { return lua::kAppend; }
 const a2::detail::EmbeddedText& ClaimAvailable::script() { return lua::kClaimAvailable; }
 const a2::detail::EmbeddedText& Clear::script() { return lua::kClear; }
 const a2::detail::EmbeddedText& CompleteAttempt::script() { return lua::kCompleteAttempt; }
+const a2::detail::EmbeddedText& CompleteAttempts::script() { return lua::kCompleteAttempts; }
 const a2::detail::EmbeddedText& DeadLetters::script() { return lua::kDeadLetters; }
 const a2::detail::EmbeddedText& FailAttempt::script() { return lua::kFailAttempt; }
 const a2::detail::EmbeddedText& HeldClaims::script() { return lua::kHeldClaims; }

@@ -62,6 +62,25 @@ Call ClaimAvailable::encode(const Keys& k) const {
   return c;
 }
 
+void encode_next_claim(Argv& argv, const std::optional<NextClaim>& next) {
+  if (!next) {
+    argv.insert(argv.end(), 3, std::string());
+    return;
+  }
+  argv.push_back(std::string(next->holder));
+  argv.push_back(decimal(next->expires_at));
+  argv.push_back(decimal(next->max_events));
+}
+
+ClaimResult next_claim_result(std::string_view op, const std::string& session_id, const Reply& r) {
+  return after_write(op, [&] {
+    if (r.is_array() && r.size() >= 2 && text(op, r[0]) == "missing")
+      fail(op, "the stream entry of ready event " + text(op, r[1]) + " is missing in session '" +
+                   session_id + "' (the completion was written, the claim was not)");
+    return claim_result(op, session_id, r);
+  });
+}
+
 ClaimResult ClaimAvailable::decode(std::string_view op, const std::string& session_id,
                                    const Reply& r) {
   if (r.is_array() && r.size() >= 2 && text(op, r[0]) == "missing")

@@ -20,6 +20,24 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
 
 namespace scripts {
 
+// claim_next of the completion scripts (docs/semantics.md#claim_next): the claim of
+// lua/lib/claim.lua after the completion(s), in the same script call.
+struct NextClaim {
+  std::string_view holder;
+  std::int64_t expires_at = 0;  // The lease end (a2::detail::lease_expires_at).
+  std::int64_t max_events = 1;
+};
+// Appends the ARGV `holder expires_at max_events` (all '' without a claim_next).
+void encode_next_claim(Argv& argv, const std::optional<NextClaim>& next);
+// Decodes the claim part of a completion script's reply with claim_result. The completion has
+// written by then, so every failure, 'missing' (a ready event without its stream entry) included,
+// is outcome-unknown.
+ClaimResult next_claim_result(std::string_view op, const std::string& session_id, const Reply& r);
+
+}  // namespace scripts
+
+namespace scripts {
+
 struct ClaimAvailable {
   static constexpr std::string_view kKeys = "log count meta pending ready meta-split";
   static constexpr std::string_view kArgv =

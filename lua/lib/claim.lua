@@ -1,0 +1,80 @@
+-- SPDX-License-Identifier: MIT
+-- CLAIM_LUA: the claim of claim_available (docs/semantics.md#claim_available), shared by
+-- claim_available.lua (its general path) and the completion scripts' claim_next
+-- (docs/semantics.md#claim_next). The including script binds COUNTER, META and SPLIT and
+-- includes META_LUA.
+-- claim(log, ready, holder, now, expires_at, limit, excluded, fast_ready): `ready` is the key of
+-- the ready set (read with ZRANGE unless `fast_ready` holds that reply already), `now` and
+-- `expires_at` are the decimal texts of the arguments, `limit` the maximum number of claims (nil:
+-- no limit), `excluded` a set of index texts to ignore. Returns the reply of claim_available.lua:
+-- { 'claimed', count, (11 columns) x count, boundary } | { 'busy', retryAt } | { 'settled' } |
+-- { 'missing', index }. 'missing' returns before the buffered claim writes are flushed.
+-- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
+-- candidates after the limit-th claim are not looked at. A caller that buffered writes of its
+-- own flushes them first (a script never reads a field it has buffered).
+--#include meta.lua
+local function claim(log, ready_key, holder, now_text, expires_at, limit, excluded, fast_ready)
+  local ready = fast_ready or redis.call('ZRANGE', ready_key, 0, -1)
+  local candidates = {}
+  for _, field in ipairs(ready) do
+    if not excluded[field] then candidates[#candidates + 1] = field end
+  end
+  local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa', 'av' })
+  local claimed = {}
+  local retry_at = nil
+  local now = tonumber(now_text)
+  for _, field in ipairs(candidates) do
+    local row = rows[field]
+    local expires = tonumber(row[1] or '0')
+    local available = tonumber(row[8] or '0')
+    if expires > now then
+      if not retry_at or expires < retry_at then retry_at = expires end
+    elseif available > now then
+      if not retry_at or available < retry_at then retry_at = available end
+    else
+      local entries = redis.call('XRANGE', log, field .. '-0', field .. '-0')
+      if #entries == 0 then return { 'missing', field } end
+      local attempt = decimal(tonumber(row[2] or '0') + 1)
+      local first_claimed = row[3] or now_text
+      local meta_key = mkey(field)
+      put(meta_key, field .. ':d', attempt)
+      put(meta_key, field .. ':fc', first_claimed)
+      put(meta_key, field .. ':lc', now_text)
+      put(meta_key, field .. ':ch', holder)
+      put(meta_key, field .. ':ce', expires_at)
+      claimed[#claimed + 1] = {
+        attempt,
+        row[4] or '0',
+        row[5] or false,
+        first_claimed,
+        now_text,
+        row[6] or false,
+        row[7] or false,
+        holder,
+        expires_at,
+        entries[1],
+        row[8] or false
+      }
+      if #claimed == limit then break end
+    end
+  end
+  flush()
+  if #claimed > 0 then
+    local result = { 'claimed', decimal(#claimed) }
+    for _, one in ipairs(claimed) do
+      for _, value in ipairs(one) do result[#result + 1] = value end
+    end
+    result[#result + 1] = decimal(boundary)
+    return result
+  end
+  if retry_at then return { 'busy', decimal(retry_at) } end
+  return { 'settled' }
+end
+-- claim_next of the completion scripts (docs/semantics.md#claim_next): ARGV[at] holder ('' or
+-- absent: none), ARGV[at + 1] expiresAt, ARGV[at + 2] maxEvents. Returns claim's reply, or nil
+-- without a holder. Runs after the completions flushed their writes.
+local function claim_next(at, ready_key, now_text)
+  local holder = ARGV[at] or ''
+  if holder == '' then return nil end
+  return claim(KEYS[1], ready_key, holder, now_text, ARGV[at + 1], tonumber(ARGV[at + 2]), {}, nil)
+end
