@@ -5,7 +5,7 @@
 #   STEP=add_subdirectory  configure, build and run test/cmake/add_subdirectory with A2_SOURCE_DIR
 #   STEP=pkg_config        compile and run consumer_main.cpp with `pkg-config --cflags --libs a2`
 # The consumer is built from scratch in WORK_DIR with the parent build's generator, compiler,
-# build type and flags (GENERATOR, MAKE_PROGRAM, CXX_COMPILER, BUILD_TYPE, CXX_FLAGS,
+# build type (add_subdirectory: none) and flags (GENERATOR, MAKE_PROGRAM, CXX_COMPILER, BUILD_TYPE, CXX_FLAGS,
 # EXE_LINKER_FLAGS), linking the components REDIS / POSTGRES (ON/OFF).
 cmake_minimum_required(VERSION 3.25)
 
@@ -80,6 +80,10 @@ elseif(STEP STREQUAL "find_package")
     message(FATAL_ERROR "find_package found a2 in '${_a2_dir}', expected '${_want}'")
   endif()
 elseif(STEP STREQUAL "add_subdirectory")
+  # A vendoring project that sets no CMAKE_BUILD_TYPE (CMake's default: no optimization flags),
+  # the usual first try of vendoring. It also spares the test a second -O3 compile of the whole
+  # library (the installed package of find_package/pkg_config has the parent's build type).
+  set(BUILD_TYPE "")
   a2_configure_build_run("${CONSUMER_SOURCE_DIR}" "-DA2_SOURCE_DIR=${A2_SOURCE_DIR}")
 elseif(STEP STREQUAL "pkg_config")
   file(REMOVE_RECURSE "${WORK_DIR}")
