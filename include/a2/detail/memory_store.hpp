@@ -394,6 +394,14 @@ class MemoryStore final : public Store {
   }
 
   // docs/semantics.md#head.
+  // Work discovery: not implemented yet on this branch (issue 10 item 7).
+  WorkPage do_find_work(const FindWorkRequest&) override {
+    throw Unavailable("a2 memory find_work: not implemented yet");
+  }
+  SweepResult do_sweep_work() override { throw Unavailable("a2 memory sweep_work: not implemented yet"); }
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
+    throw Unavailable("a2 memory watch_work: not implemented yet");
+  }
   HeadResult do_head(const std::string& session_id) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("head");
