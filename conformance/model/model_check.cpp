@@ -886,7 +886,7 @@ class ModelRun {
 }  // namespace
 
 TEST_CASE("model check: random operations agree with the memory reference and keep the invariants",
-          "[model]") {
+          "[model][S197]") {
   auto seed = env_u64(
       "A2_MODEL_SEED",
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
