@@ -6,6 +6,7 @@
 #include "a2/clock.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
+#include "a2/work_watch.hpp"
 #include "a2/memory.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"

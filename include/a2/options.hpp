@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +53,26 @@ struct ReleaseRequest {
   std::string session_id{};
   std::string holder{};
   std::vector<ClaimRef> claims{};
+};
+
+// A position in the work index (find_work): the last session of a page, exclusive.
+struct WorkCursor {
+  std::int64_t at_ms = 0;
+  std::string session_id{};
+};
+
+// One page of the sessions that may have claimable work (docs/semantics.md#find_work).
+struct FindWorkRequest {
+  std::optional<WorkCursor> after{};        // Start after this entry; unset: from the first.
+  std::optional<std::int64_t> due_by_ms{};  // Only entries with at_ms <= due_by_ms; unset: all.
+  std::int64_t limit = 256;                 // 1..1000 sessions per page.
+};
+
+// The live work signal (docs/semantics.md#watch_work).
+struct WatchWorkOptions {
+  // How often the watch runs the safety sweep (sweep_work) for work written by the original
+  // package, which does not keep the work index. 0: never (every writer is a2).
+  std::chrono::milliseconds sweep_interval{1000};
 };
 
 struct RenewRequest {

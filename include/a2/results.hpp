@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "a2/options.hpp"
 #include "a2/types.hpp"
 
 // Results of the Store operations. Expected outcomes are verdict enums spelled like the
@@ -34,6 +35,25 @@ struct [[nodiscard]] ClaimResult {
 struct [[nodiscard]] ReleaseResult {
   std::vector<std::int64_t> released;  // Leases ended: available again at once.
   std::vector<std::int64_t> not_held;  // Not a live lease of this holder at this attempt.
+};
+
+// One entry of the work index: the session may have claimable work from at_ms on (an event
+// became ready at that time, a lease ends, a delayed event comes due). Conservative: the
+// session may turn out to have none (a claim then reports settled or busy and corrects it).
+struct SessionWork {
+  std::string session_id{};
+  std::int64_t at_ms = 0;
+};
+
+struct [[nodiscard]] WorkPage {
+  std::vector<SessionWork> sessions;  // Ascending by (at_ms, session_id bytewise).
+  // Where the next page starts: the last entry, set when the page is full (limit entries).
+  std::optional<WorkCursor> next;
+};
+
+// The sessions whose work index entry a sweep added or moved earlier (sweep_work()).
+struct [[nodiscard]] SweepResult {
+  std::vector<SessionWork> indexed;
 };
 
 // The session's head and clear boundary (head()).

@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "a2/clock.hpp"
+#include "a2/detail/constants.hpp"
 #include "a2/detail/validate.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
+#include "a2/work_watch.hpp"
 
 namespace a2 {
 
@@ -355,6 +357,45 @@ class Store {
     return do_subscribe(std::string(session_id), after_index);
   }
 
+  // One page of the work index: the sessions that may have claimable work, each with the
+  // earliest time it may (docs/semantics.md#find_work). Kept by a2's writes, so idle sessions
+  // cost nothing; work written by the original package appears after a sweep_work().
+  // Throws InvalidArgument (limit outside 1..1000, a bad cursor), Unavailable. One round trip.
+  WorkPage find_work(const FindWorkRequest& request = {}) {
+    constexpr std::string_view op = "find_work";
+    detail::check_integer(op, "limit", request.limit, 1);
+    if (request.limit > detail::kFindWorkMaxLimit)
+      detail::invalid(op, "limit is " + std::to_string(request.limit) + "; it must be <= " +
+                              std::to_string(detail::kFindWorkMaxLimit));
+    if (request.due_by_ms) detail::check_integer(op, "due_by_ms", *request.due_by_ms, 0);
+    if (request.after) {
+      detail::check_integer(op, "cursor at_ms", request.after->at_ms, 0);
+      detail::check_session_id(op, request.after->session_id);
+    }
+    ensure_open(op);
+    return do_find_work(request);
+  }
+
+  // One pass of the safety sweep: indexes the sessions with ready work that the work index
+  // misses or dates too late (work written by the original package), at the earliest time each
+  // may be claimed. Returns them; empty when every writer is a2. docs/semantics.md#sweep_work.
+  // Throws Unavailable.
+  SweepResult sweep_work() {
+    ensure_open("sweep_work");
+    return do_sweep_work();
+  }
+
+  // A live signal of "session S may have new work" (work_watch.hpp), which also runs the
+  // safety sweep every options.sweep_interval. docs/semantics.md#watch_work.
+  std::unique_ptr<WorkWatch> watch_work(const WatchWorkOptions& options = {}) {
+    constexpr std::string_view op = "watch_work";
+    if (options.sweep_interval.count() < 0)
+      detail::invalid(op, "sweep_interval is " + std::to_string(options.sweep_interval.count()) +
+                              " ms; it must be >= 0");
+    ensure_open(op);
+    return do_watch_work(options);
+  }
+
   // Upserts or removes one participant and returns the live presence map. Not part of the log:
   // unaffected by clear and reclaim.
   PresenceMap patch_presence(std::string_view session_id, const PresencePatch& patch) {
@@ -426,6 +467,9 @@ class Store {
   virtual ReclaimResult do_reclaim(const std::string& session_id) = 0;
   virtual std::unique_ptr<Feed> do_subscribe(const std::string& session_id,
                                              std::int64_t after_index) = 0;
+  virtual WorkPage do_find_work(const FindWorkRequest& request) = 0;
+  virtual SweepResult do_sweep_work() = 0;
+  virtual std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& options) = 0;
   virtual PresenceMap do_patch_presence(const std::string& session_id,
                                         const PresencePatch& patch) = 0;
   virtual PresenceMap do_read_presence(const std::string& session_id) = 0;

@@ -184,6 +184,14 @@ class PostgresStore final : public Store {
     });
   }
 
+  // Work discovery: not implemented yet on this branch (issue 10 item 7).
+  WorkPage do_find_work(const FindWorkRequest&) override {
+    throw Unavailable("a2 postgres find_work: not implemented yet");
+  }
+  SweepResult do_sweep_work() override { throw Unavailable("a2 postgres sweep_work: not implemented yet"); }
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
+    throw Unavailable("a2 postgres watch_work: not implemented yet");
+  }
   HeadResult do_head(const std::string& s) override {
     return pool_->run("head", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);

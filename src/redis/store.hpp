@@ -78,6 +78,14 @@ class RedisStore final : public Store {
   RenewResult do_renew_claims(const RenewRequest& request) override;
   ReleaseResult do_release_claims(const ReleaseRequest& request) override;
   std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override;
+  // Work discovery: not implemented yet on this branch (issue 10 item 7).
+  WorkPage do_find_work(const FindWorkRequest&) override {
+    throw Unavailable("a2 redis find_work: not implemented yet");
+  }
+  SweepResult do_sweep_work() override { throw Unavailable("a2 redis sweep_work: not implemented yet"); }
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
+    throw Unavailable("a2 redis watch_work: not implemented yet");
+  }
   HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;
   CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override;

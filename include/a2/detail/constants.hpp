@@ -20,6 +20,12 @@ inline constexpr std::int64_t kReadPageSize = 256;
 inline constexpr std::int64_t kReadTailRows = kReadPageSize + 1;
 // Events per page of read_feed_page and of a live feed's catch-up (FEED_PAGE_SIZE).
 inline constexpr std::int64_t kFeedPageSize = 1000;
+// Sessions per page of find_work: the default and the largest limit (FIND_WORK_PAGE_SIZE,
+// FIND_WORK_MAX_LIMIT).
+inline constexpr std::int64_t kFindWorkPageSize = 256;
+inline constexpr std::int64_t kFindWorkMaxLimit = 1000;
+// Keys per SCAN step of the Redis work sweep (docs/redis-layout.md#work-index).
+inline constexpr std::int64_t kSweepScanCount = 1000;
 // Old events deleted per reclaim call.
 inline constexpr std::int64_t kReclaimBatchSize = 256;
 // Redis layout: consecutive indexes per metadata hash p:S:meta:<floor((I - 1) / size)>
