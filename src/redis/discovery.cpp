@@ -81,8 +81,7 @@ std::vector<Reply> index_sessions(Connection& c, std::string_view op, const Keys
 SweepResult sweep(Core& core, Clock& clock) {
   constexpr std::string_view op = "sweep_work";
   namespace words = a2::detail::redis_key_words;
-  const std::string pattern =
-      glob_escape(core.keys.prefix) + ":*:" + std::string(words::kReady);
+  const std::string pattern = glob_escape(core.keys.prefix) + ":*:" + std::string(words::kReady);
   SweepResult result;
   std::string cursor = "0";
   do {
@@ -90,9 +89,8 @@ SweepResult sweep(Core& core, Clock& clock) {
     // may take longer than one call's command_timeout.
     CallDeadline deadline(core.options.command_timeout);
     auto lease = core.acquire(op);
-    const Reply page =
-        lease->command(op, {"SCAN", cursor, "MATCH", pattern, "COUNT",
-                            std::to_string(a2::detail::kSweepScanCount)});
+    const Reply page = lease->command(op, {"SCAN", cursor, "MATCH", pattern, "COUNT",
+                                           std::to_string(a2::detail::kSweepScanCount)});
     if (page.is_error()) fail(op, "SCAN failed: " + page.str);
     if (!page.is_array() || page.size() != 2 || !page[1].is_array())
       unexpected(op, "SCAN reply is not [cursor, keys]");

@@ -74,9 +74,9 @@ class RedisWorkWatch final : public WorkWatch {
         auto until = have ? now : deadline;
         if (interval_.count() > 0) until = std::min(until, next_sweep_);
         if (!subscriber_) until = std::min(until, resubscribe_at_);
-        const auto slice = std::clamp(
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - now),
-            std::chrono::milliseconds(1), kWaitSlice);
+        const auto slice =
+            std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(until - now),
+                       std::chrono::milliseconds(1), kWaitSlice);
         if (!subscriber_) {
           if (have) return signal;
           std::this_thread::sleep_for(slice);
@@ -128,8 +128,8 @@ class RedisWorkWatch final : public WorkWatch {
   std::unique_ptr<Connection> subscribe_connection(std::chrono::milliseconds timeout) {
     constexpr std::string_view op = "watch_work";
     auto c = core_->pool.connect_dedicated(SteadyClock::now() + core_->options.connect_timeout);
-    c->send(op, {"PSUBSCRIBE", glob_escape(core_->keys.prefix) + ":*:" +
-                                   std::string(a2::detail::redis_key_words::kNotify)});
+    c->send(op, {"PSUBSCRIBE", glob_escape(core_->keys.prefix) +
+                                   ":*:" + std::string(a2::detail::redis_key_words::kNotify)});
     auto confirmation = c->receive(op, timeout);
     if (!confirmation) fail(op, "PSUBSCRIBE timed out");
     if (confirmation->is_error()) fail(op, confirmation->str);

@@ -166,13 +166,14 @@ TEST_CASE("each write changes the work index with at most one command inside its
   expect("completion with a child (fast path)", 1, "\"LT\"");
   REQUIRE(complete(*f, "s", 3, 1).verdict == CompleteVerdict::completed);  // Lane L to 4.
   expect("completion handing a lane on", 1, "\"LT\"");
-  REQUIRE(f->release_claims({.session_id = "s", .holder = "w1", .claims = {{99, 1}}})
-              .released.empty());
+  REQUIRE(
+      f->release_claims({.session_id = "s", .holder = "w1", .claims = {{99, 1}}}).released.empty());
   expect("release of nothing", 0, "");
   REQUIRE(claim(*f).verdict == ClaimVerdict::claimed);  // 4 and the child 6.
   expect("claim", 1, "\"ZADD\"");
-  REQUIRE(f->release_claims({.session_id = "s", .holder = "w1", .claims = {{4, 1}}})
-              .released.size() == 1);
+  REQUIRE(
+      f->release_claims({.session_id = "s", .holder = "w1", .claims = {{4, 1}}}).released.size() ==
+      1);
   expect("release", 1, "\"LT\"");
   REQUIRE(fail(*f, "s", 6, 1).verdict == FailVerdict::failed);
   expect("failure", 1, "\"LT\"");
@@ -274,8 +275,7 @@ TEST_CASE("a work watch reports the original package's work within its sweep int
   CHECK(watch->wait(700ms).session_ids.empty());
 }
 
-TEST_CASE("the work watch signals a2's writes through the notify channels",
-          "[redis][discovery]") {
+TEST_CASE("the work watch signals a2's writes through the notify channels", "[redis][discovery]") {
   const auto p = unique_prefix("wsig");
   auto f = open_fixture(p);
   f.clock->set(kNow);
@@ -301,8 +301,7 @@ TEST_CASE("the work watch signals a2's writes through the notify channels",
   while (got.session_ids.size() < 2) {
     auto more = watch->wait(2000ms);
     REQUIRE(!more.session_ids.empty());
-    got.session_ids.insert(got.session_ids.end(), more.session_ids.begin(),
-                           more.session_ids.end());
+    got.session_ids.insert(got.session_ids.end(), more.session_ids.begin(), more.session_ids.end());
   }
   CHECK(got.session_ids == std::vector<std::string>{"a", "b"});
   CHECK_FALSE(got.resync);
@@ -351,8 +350,9 @@ TEST_CASE("failures, releases and redrives publish the frontier alone, which fee
   REQUIRE(claim(*f).verdict == ClaimVerdict::claimed);
   REQUIRE(fail(*f, "s", 1, 1).verdict == FailVerdict::failed);
   CHECK(sub.next_message(2000ms) == std::optional<std::string>("{\"f\":3}"));
-  REQUIRE(f->release_claims({.session_id = "s", .holder = "w1", .claims = {{2, 1}}})
-              .released.size() == 1);
+  REQUIRE(
+      f->release_claims({.session_id = "s", .holder = "w1", .claims = {{2, 1}}}).released.size() ==
+      1);
   CHECK(sub.next_message(2000ms) == std::optional<std::string>("{\"f\":3}"));
   CHECK(feed->next(200ms).empty());  // At the head: nothing to deliver.
   CHECK(feed->cursor() == 3);

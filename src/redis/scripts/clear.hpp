@@ -14,7 +14,8 @@
 namespace a2::redis::detail::scripts {
 
 struct Clear {
-  static constexpr std::string_view kKeys = "log count meta meta-split marker-id pending ready work";
+  static constexpr std::string_view kKeys =
+      "log count meta meta-split marker-id pending ready work";
   static constexpr std::string_view kArgv =
       "session now if_last_index cause_index cause_attempt marker notify marker_type";
   static const a2::detail::EmbeddedText& script();
