@@ -687,7 +687,7 @@ int run(const a2::bench::Args& args) {
   Table discovery_table({"find_work (due now, limit 256)", "ops/s", "p50 µs", "round trips/op",
                          "commands/op (incl. in scripts)", "server µs/op in EVALSHA",
                          "vs 100 sessions (server µs/op)"});
-  const auto& base_block = discovery[0].block;
+  auto& base_block = discovery[0].block;
   for (auto& row : discovery)
     discovery_table.add({row.state, fmt(row.block.m.ops_per_s(), 0),
                          fmt(row.block.m.latency.p50_us(), 0),
@@ -738,7 +738,7 @@ int run(const a2::bench::Args& args) {
                "-"});
   a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
   {
-    const auto& idle = discovery[1].block;
+    auto& idle = discovery[1].block;
     const double cost = idle.per_op("evalsha_usec");
     const double base_cost = base_block.per_op("evalsha_usec");
     const bool same_commands =
