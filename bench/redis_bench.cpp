@@ -357,15 +357,17 @@ int run(const a2::bench::Args& args) {
       "redis.call('MSET', KEYS[4], '[\"bench-floor\",1]', KEYS[1], '1')\n"
       "redis.call('ZADD', KEYS[6], 1, id)\n"
       "redis.call('ZADD', KEYS[7], 1, id)\n"
+      "redis.call('ZADD', KEYS[8], 'LT', 1700000000000, 'bench-floor')\n"
       "redis.pcall('PUBLISH', 'bench-floor:notify', '{\"f\":1,\"t\":1700000000000,\"e\":"
       "[[1,\"' .. ARGV[1] .. '\",\"bench.event\",{\"n\":1,\"text\":\"benchmark "
       "event\"}]]}')\n"
       "return { 'ok', '1', '1' }";
   std::string floor_sha = admin.command({"SCRIPT", "LOAD", floor_script});
   const std::string floor_args = floor_sha +
-                                 " 7 bench-floor:count bench-floor:meta-split bench-floor:clear "
+                                 " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
                                  "bench-floor:ids:__rand_int__ bench-floor:log "
-                                 "bench-floor:pending bench-floor:ready __rand_int__";
+                                 "bench-floor:pending bench-floor:ready bench-floor:work "
+                                 "__rand_int__";
   const std::string floor_options = " -r 1000000000000";
   // Each ceiling and floor run is bracketed by two blocks of our own append 1 (same thread
   // count), so a change of load on the machine during the run affects all three alike.
@@ -404,7 +406,8 @@ int run(const a2::bench::Args& args) {
   Pair p1 = paired(1);
   Pair p16 = paired(16);
   admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta", "bench-floor:count",
-                 "bench-floor:log", "bench-floor:pending", "bench-floor:ready"});
+                 "bench-floor:log", "bench-floor:pending", "bench-floor:ready",
+                 "bench-floor:work"});
   {  // The floor's id keys, deleted 1000 at a time.
     std::vector<std::string> keys = admin.scan("bench-floor:ids:*");
     for (std::size_t at = 0; at < keys.size(); at += 1000) {
@@ -452,8 +455,8 @@ int run(const a2::bench::Args& args) {
                "(docs/redis-layout.md), with constant arguments and no logic, so no implementation "
                "that keeps that layout and its wake-up can be faster: MGET of the counter, "
                "split, clear boundary and id key; XADD of the six stream fields; MSET of the "
-               "owner record and the counter; ZADD pending; ZADD ready; PUBLISH of a wake-up "
-               "carrying the event. It is lighter than a2 in one respect: XADD takes `*` "
+               "owner record and the counter; ZADD pending; ZADD ready; ZADD LT of the work "
+               "index; PUBLISH of a wake-up carrying the event. It is lighter than a2 in one respect: XADD takes `*` "
                "instead of an explicit `<index>-0`. The id key is random per call "
                "(`-r 1000000000000`), as a fresh event id is. Script:\n\n```lua\n"
             << floor_script << "\n```\n\nFull command: `" << p1.floor.command
@@ -602,6 +605,107 @@ int run(const a2::bench::Args& args) {
                "script's EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
   by_command.print();
 
+
+  // ---- Work discovery growth: find_work with 100 sessions with work, alone and beside 10k idle
+  // sessions (docs/redis-layout.md#work-index). Two key prefixes of their own on the same server,
+  // measured in interleaved rounds, so both see the same machine load.
+  note("work discovery: find_work with 100 sessions with work, and beside 10k idle sessions");
+  auto open_prefix = [&](const std::string& p) {
+    return a2::redis::open({.url = url,
+                            .key_prefix = p,
+                            .pool_size = kPool,
+                            .connect_timeout = std::chrono::milliseconds(2000),
+                            .command_timeout = std::chrono::milliseconds(30000),
+                            .clock = nullptr,
+                            .ids = nullptr,
+                            .feed_safety_poll = std::chrono::milliseconds(1000)});
+  };
+  auto work_only = open_prefix(prefix + "work");
+  auto work_idle = open_prefix(prefix + "workidle");
+  constexpr int kWorkSessions = 100;
+  constexpr int kIdleSettled = 8000;    // Sessions with settled events only (facts, no work).
+  constexpr int kIdleFinished = 2000;   // Work completed; a settled claim removed the entry.
+  for (auto* s : {work_only.get(), work_idle.get()})
+    for (int i = 0; i < kWorkSessions; ++i)
+      (void)s->append("work-" + std::to_string(i), a2::bench::events(1, i, false));
+  const int kFillThreads = 16;
+  (void)a2::bench::run_threads(
+      kFillThreads, {std::chrono::minutes(10), kIdleSettled / kFillThreads},
+      [&](int t, std::int64_t i) {
+        (void)work_idle->append("idle-" + std::to_string(t) + "-" + std::to_string(i),
+                                a2::bench::events(1, i, true));
+      });
+  (void)a2::bench::run_threads(
+      kFillThreads, {std::chrono::minutes(10), kIdleFinished / kFillThreads},
+      [&](int t, std::int64_t i) {
+        const std::string s = "done-" + std::to_string(t) + "-" + std::to_string(i);
+        (void)work_idle->append(s, a2::bench::events(1, i, false));
+        a2::StoredEvent claimed;
+        a2::bench::claim_one(*work_idle, s, "fill", claimed);
+        auto done = work_idle->complete_attempt(
+            {.session_id = s, .index = claimed.index, .attempt = claimed.attempt_count});
+        if (done.verdict != a2::CompleteVerdict::completed)
+          throw std::runtime_error("the completion of " + s + " was superseded");
+        auto last = work_idle->claim_available({.session_id = s,
+                                                .holder = "fill",
+                                                .ttl_ms = 30000,
+                                                .expires_at_ms = std::nullopt,
+                                                .exclude_indexes = {},
+                                                .max_events = std::nullopt});
+        if (last.verdict != a2::ClaimVerdict::settled)
+          throw std::runtime_error("the finished session " + s + " still has work");
+      });
+  auto index_size = [&](const std::string& p) {
+    return std::stoll(admin.command({"ZCARD", p + ":work"}));
+  };
+  if (index_size(prefix + "work") != kWorkSessions ||
+      index_size(prefix + "workidle") != kWorkSessions)
+    throw std::runtime_error("the work index does not hold exactly the 100 sessions with work");
+  struct DiscoveryRow {
+    std::string state;
+    a2::Store* store;
+    a2::bench::Block block;
+  };
+  std::vector<DiscoveryRow> discovery{
+      {"100 sessions with work", work_only.get(), {}},
+      {"100 sessions with work + 10k idle (8k settled-only, 2k finished)", work_idle.get(), {}}};
+  for (int round = 0; round < 3; ++round) {
+    for (auto& row : discovery) {
+      auto b = meter.measure(1, {args.ms(1000), INT64_MAX}, [&](int, std::int64_t) {
+        const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+        auto page = row.store->find_work({.after = std::nullopt, .due_by_ms = now, .limit = 256});
+        if (page.sessions.size() != static_cast<std::size_t>(kWorkSessions))
+          throw std::runtime_error("find_work returned " + std::to_string(page.sessions.size()) +
+                                   " sessions");
+      });
+      row.block.m.merge(b.m);
+      row.block.delta = a2::bench::plus(row.block.delta, b.delta);
+    }
+  }
+  Table discovery_table({"find_work (due now, limit 256)", "ops/s", "p50 µs", "round trips/op",
+                         "commands/op (incl. in scripts)", "server µs/op in EVALSHA",
+                         "vs 100 sessions (server µs/op)"});
+  auto& base_block = discovery[0].block;
+  for (auto& row : discovery)
+    discovery_table.add({row.state, fmt(row.block.m.ops_per_s(), 0),
+                         fmt(row.block.m.latency.p50_us(), 0),
+                         fmt(row.block.per_op("round_trips"), 2),
+                         fmt(row.block.per_op("all_calls"), 2),
+                         fmt(row.block.per_op("evalsha_usec"), 1),
+                         percent(row.block.per_op("evalsha_usec"),
+                                 base_block.per_op("evalsha_usec"))});
+  std::cout << "### Work discovery growth\n\n"
+            << "find_work (one EVALSHA of lua/find_work.lua: one ZRANGE BYSCORE) on two key "
+               "prefixes of their own: 100 sessions with one claimable event each, and the same "
+               "100 beside 10,000 idle sessions (8,000 with settled events only, 2,000 whose "
+               "event was completed and whose index entry the next claim, answering settled, "
+               "removed). Idle sessions have no index entry, so the page costs the same. 3 "
+               "interleaved rounds of " << args.ms(1000).count()
+            << " ms per row, 1 thread, summed; server columns as above.\n\n";
+  discovery_table.print();
+
   // ---- Targets. ----
   double rt_append1 = blocks["append1@1"].per_op("round_trips");
   double rt_append10 = blocks["append10@1"].per_op("round_trips");
@@ -633,6 +737,19 @@ int run(const a2::bench::Args& args) {
   targets.add({"(no target) 16 threads vs redis-benchmark -c 16", percent(ours16, c16.rps),
                "-"});
   a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
+  {
+    auto& idle = discovery[1].block;
+    const double cost = idle.per_op("evalsha_usec");
+    const double base_cost = base_block.per_op("evalsha_usec");
+    const bool same_commands =
+        std::abs(idle.per_op("all_calls") - base_block.per_op("all_calls")) < 0.01;
+    targets.add({"find_work with 10k idle sessions within 10% of 100 sessions",
+                 "server time/op " + percent(cost, base_cost) + ", commands/op " +
+                     fmt(idle.per_op("all_calls"), 2) + " vs " +
+                     fmt(base_block.per_op("all_calls"), 2) + " (client p50 " +
+                     percent(idle.m.latency.p50_us(), base_block.m.latency.p50_us()) + ")",
+                 base_cost > 0 && cost <= 1.1 * base_cost && same_commands ? "yes" : "no"});
+  }
   std::cout << "### Redis targets\n\n";
   targets.print();
   store->close();

@@ -1,9 +1,10 @@
 -- SPDX-License-Identifier: MIT
--- @keys log count meta pending ready meta-split id*n
+-- @keys log count meta pending ready meta-split id*n work
 -- @argv session now n {id type payload cause lane settled available_at}*n notify origin
 -- Appends a batch of events to a session (docs/semantics.md#append), or recognises a replay of one.
 -- KEYS[1] log (p:S:log)  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] meta-split  KEYS[6 + i] id key of event i (p:ids:<escaped id>), i = 1..n
+-- KEYS[7 + n] work (p:work, the work index: docs/redis-layout.md#work-index)
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] n, then 7 per event: id, type, payloadJson,
 -- causeJson|'', lane|'', settled '1'|'0', availableAt|'' (set only on an unsettled event and only
 -- when after now: the event's `av`, docs/semantics.md#delayed-work); then ARGV[4 + 7n] notify
@@ -13,15 +14,19 @@
 --   { 'no_parent', causeIndex } | { 'superseded', causeIndex } | { 'cleared', originIndex }
 -- Verdict order: empty, foreign/dup/partial, cleared (origin), then each cause in batch order
 -- (boundary, range, attempt/dead letter). hasPending is '1' or '0'.
+-- An 'ok' with unsettled events lowers the session's work index entry to the earliest of their
+-- times (availableAt, else now) with one ZADD LT, before the wake-up.
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5]
 local n = tonumber(ARGV[3])
+local WORK = KEYS[7 + n]
 --#include json.lua
 -- Fast path, the common append: unsettled events without cause, lane or availableAt, no origin,
 -- fresh ids.
 -- It runs before the general code below defines its functions and tables, so it pays for none
 -- of them, and it issues exactly the commands the general path would, with the same arguments
--- in the same order (MGET, XADD per event, MSET, ZADD pending, ZADD ready, PUBLISH). When an id
--- turns out to be owned it hands its MGET reply to the general path, which reads nothing again.
+-- in the same order (MGET, XADD per event, MSET, ZADD pending, ZADD ready, ZADD LT work,
+-- PUBLISH). When an id turns out to be owned it hands its MGET reply to the general path, which
+-- reads nothing again.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
@@ -88,6 +93,7 @@ if FAST_PATH and n > 0 and n <= 100 and ARGV[5 + n * 7] == '' then
     redis.call('MSET', unpack(owner_writes))
     redis.call('ZADD', PENDING, unpack(queued))
     redis.call('ZADD', READY, unpack(queued))
+    redis.call('ZADD', WORK, 'LT', now, ARGV[1])
     local message
     if bytes <= 32768 then
       message = '{"f":' .. head .. ',"t":' .. now .. ',"e":[' .. table.concat(entries, ',') .. ']}'
@@ -102,6 +108,7 @@ end
 --#include enqueue.lua
 --#include id_owners.lua
 --#include wake.lua
+--#include work.lua
 local function has_pending()
   return redis.call('ZCARD', PENDING) > 0 and '1' or '0'
 end
@@ -165,6 +172,8 @@ if causes then
 end
 -- Owner records [session, index], the bytes cjson.encode({ ARGV[1], base + i }) makes.
 local owner_writes, session_json = {}, json_string(ARGV[1])
+-- The work index time: the earliest over the unsettled events of availableAt, else now (text).
+local work_at, work_at_ms = nil, nil
 for i = 1, n do
   local o = 3 + (i - 1) * 7
   local field = decimal(base + i)
@@ -178,7 +187,12 @@ for i = 1, n do
     put(mkey(field), field .. ':p', ARGV[2])
   else
     enqueue(field, ARGV[o + 5])
-    if ARGV[o + 7] ~= '' then put(mkey(field), field .. ':av', ARGV[o + 7]) end
+    local at = ARGV[2]
+    if ARGV[o + 7] ~= '' then
+      put(mkey(field), field .. ':av', ARGV[o + 7])
+      at = ARGV[o + 7]
+    end
+    if not work_at_ms or tonumber(at) < work_at_ms then work_at, work_at_ms = at, tonumber(at) end
   end
 end
 owner_writes[#owner_writes + 1] = COUNTER
@@ -187,6 +201,7 @@ split_write(owner_writes)
 sliced('MSET', nil, owner_writes)
 flush_queue()
 flush()
+if work_at then work_lower(work_at) end
 local pending_after = (#queued > 0 or parent_pending) and '1' or has_pending()
-wake(ARGV[4 + n * 7], decimal(base + n), ARGV[2])
+wake(ARGV[4 + n * 7], decimal(base + n), ARGV[2], work_at == nil)
 return { 'ok', decimal(base + 1), pending_after }

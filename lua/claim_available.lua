@@ -1,11 +1,12 @@
 -- SPDX-License-Identifier: MIT
--- @keys log count meta pending ready meta-split
+-- @keys log count meta pending ready meta-split work
 -- @argv holder now expires_at max_events excluded {index}*excluded
 -- Claims the available ready events of a session, all of them or the maxEvents lowest
 -- (docs/semantics.md#claim_available): ready, not excluded, its claim absent or expired and not
 -- delayed (its `av` absent or not after now). The ready set is a subset of the pending set, so an
 -- empty ready set is enough to report 'settled'.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready  KEYS[6] meta-split
+-- KEYS[7] work (p:work, the work index: docs/redis-layout.md#work-index)
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] maxEvents|'' (no limit)
 -- ARGV[5] excludedCount  ARGV[5 + i] excluded index
 -- Returns { 'claimed', count, (attempt, failureCount, lastError|false, firstClaimedAt,
@@ -14,9 +15,12 @@
 --   { 'missing', index }
 -- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
 -- candidates after the maxEvents-th claim are not looked at.
+-- Without exclusions the claim then sets the session's work index entry with one command
+-- (lua/lib/claim.lua): ZREM on 'settled', ZADD retryAt on 'busy', ZADD LT now when it stopped
+-- at maxEvents, else ZADD of the earliest of the lease end and retryAt; with exclusions nothing.
 -- 'missing' (a ready index without a stream entry) returns before any buffered write is
 -- flushed, so nothing changes (the client maps it to STORE_UNAVAILABLE, docs/semantics.md#Q25).
-local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[6]
+local COUNTER, META, SPLIT, WORK = KEYS[2], KEYS[3], KEYS[6], KEYS[7]
 --#include json.lua
 -- Fast path, the common claim: no excluded indexes and every ready event's metadata in one hash.
 -- It runs before the general code below defines its functions and tables, so it pays for none
@@ -32,7 +36,13 @@ local limit = tonumber(ARGV[4])  -- nil: no limit.
 if FAST_PATH and ARGV[5] == '0' then
   fast_ready = redis.call('ZRANGE', KEYS[5], 0, -1)
   local count = #fast_ready
-  if count == 0 then return { 'settled' } end
+  -- The work index entry: the session id is the counter key's text between the prefix and
+  -- ':count' (lua/lib/work.lua).
+  local session = string.sub(COUNTER, string.find(COUNTER, ':', 1, true) + 1, -7)
+  if count == 0 then
+    redis.call('ZREM', WORK, session)
+    return { 'settled' }
+  end
   -- meta.lua's mkey: the split (unset = the counter) and the clear boundary in one MGET.
   fast_bounds = redis.call('MGET', SPLIT, COUNTER, string.sub(COUNTER, 1, -6) .. 'clear')
   local split = tonumber(fast_bounds[1] or fast_bounds[2] or '0')
@@ -110,11 +120,22 @@ if FAST_PATH and ARGV[5] == '0' then
     end
     if claimed > 0 then
       redis.call('HSET', key, unpack(writes))
+      if claimed == limit then
+        redis.call('ZADD', WORK, 'LT', now, session)
+      elseif retry_at and retry_at < tonumber(expires_at) then
+        redis.call('ZADD', WORK, decimal(retry_at), session)
+      else
+        redis.call('ZADD', WORK, expires_at, session)
+      end
       result[2] = decimal(claimed)
       result[#result + 1] = decimal(tonumber(fast_bounds[3] or '0'))
       return result
     end
-    if retry_at then return { 'busy', decimal(retry_at) } end
+    if retry_at then
+      redis.call('ZADD', WORK, decimal(retry_at), session)
+      return { 'busy', decimal(retry_at) }
+    end
+    redis.call('ZREM', WORK, session)
     return { 'settled' }
   end
 end
@@ -123,4 +144,5 @@ end
 if fast_bounds then use_split(fast_bounds[1], fast_bounds[2], fast_bounds[3]) end
 local excluded = {}
 for i = 1, tonumber(ARGV[5]) do excluded[ARGV[5 + i]] = true end
-return claim(KEYS[1], KEYS[5], ARGV[1], ARGV[2], ARGV[3], limit, excluded, fast_ready)
+return claim(KEYS[1], KEYS[5], ARGV[1], ARGV[2], ARGV[3], limit, excluded, fast_ready,
+  ARGV[5] == '0')

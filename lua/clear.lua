@@ -1,12 +1,13 @@
 -- SPDX-License-Identifier: MIT
--- @keys log count meta meta-split marker-id pending ready
+-- @keys log count meta meta-split marker-id pending ready work
 -- @argv session now if_last_index cause_index cause_attempt marker notify marker_type
 -- Clears a session (docs/semantics.md#clear): appends a clear marker at head + 1 and makes it the
 -- new boundary. The old lifetime's log moves aside in one RENAME (to p:S:cleared:<marker>, listed
 -- in p:S:cleared), so every read of the log starts at the marker, and its queues are unlinked, so
 -- claims and pending checks see only the new lifetime; reclaim drains the moved log later.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] meta-split  KEYS[5] id key of the marker id
--- KEYS[6] pending  KEYS[7] ready
+-- KEYS[6] pending  KEYS[7] ready  KEYS[8] work (p:work, the work index:
+-- docs/redis-layout.md#work-index)
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] ifLastIndex|''  ARGV[4] cause index|''
 -- ARGV[5] cause attempt|''  ARGV[6] marker id  ARGV[7] notify channel  ARGV[8] marker type
 -- Returns { 'ok', cleared '0'|'1', head, boundary } | { 'no_parent', causeIndex } |
@@ -16,9 +17,11 @@
 -- owned (any record, even a free one of this session), then apply.
 -- The marker type is the store's clear_event_type option (default "a2.clear"), which must match
 -- the TypeScript services sharing the database (docs/semantics.md#Q1).
-local COUNTER, META, SPLIT = KEYS[2], KEYS[3], KEYS[4]
+-- A clear that applies removes the session's work index entry (ZREM) before its wake-up.
+local COUNTER, META, SPLIT, WORK = KEYS[2], KEYS[3], KEYS[4], KEYS[8]
 --#include meta.lua
 --#include wake.lua
+--#include work.lua
 local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR, KEYS[5])
 local head = tonumber(counts[1] or '0')
 use_split(counts[2], counts[1], counts[3])
@@ -60,6 +63,7 @@ split_write(writes)
 redis.call('MSET', unpack(writes))
 put(mkey(field), field .. ':p', ARGV[2])
 flush()
+work_remove()
 wake_add(field, ARGV[6], ARGV[8], 'null')
 wake(ARGV[7], field, ARGV[2])
 return { 'ok', '1', field, field }

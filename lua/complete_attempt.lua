@@ -1,12 +1,13 @@
 -- SPDX-License-Identifier: MIT
--- @keys log count meta pending ready pins snapshot-pin-counts meta-split id*n
+-- @keys log count meta pending ready pins snapshot-pin-counts meta-split id*n work
 -- @argv session now index attempt n {id type payload lane settled available_at}*n notify holder expires_at max_events
 -- Completes the current attempt of a claimed event and appends its children atomically
 -- (docs/semantics.md#complete_attempt), or recognises a retry of a completion whose acknowledgement
 -- was lost.
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] snapshot-pins:<parent index>  KEYS[7] snapshot-pin-counts  KEYS[8] meta-split
--- KEYS[8 + i] id key of child i, i = 1..n
+-- KEYS[8 + i] id key of child i, i = 1..n  KEYS[9 + n] work (p:work, the work index:
+-- docs/redis-layout.md#work-index)
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] parent index  ARGV[4] attempt  ARGV[5] n, then 6
 -- per child: id, type, payloadJson, lane|'', settled '1'|'0', availableAt|'' (as in append.lua:
 -- the child's `av`); then ARGV[6 + 6n] notify channel, and claim_next
@@ -22,18 +23,23 @@
 -- Verdict order: parent at or below the boundary (superseded), above the head (missing);
 -- parent already processed: replay checks (superseded / partial / dup); else the fence
 -- (superseded), a child id already owned (partial), then apply.
+-- The work index (lua/lib/complete.lua, lua/lib/claim.lua): without claim_next an applied
+-- completion with unsettled children or a lane hand-off lowers the entry (ZADD LT); with
+-- claim_next only the claim sets it.
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[8], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[7]
 local parent = ARGV[3]
 local attempt = tonumber(ARGV[4])
 local n = tonumber(ARGV[5])
+local WORK = KEYS[9 + n]
 --#include json.lua
 --#include release_pins.lua
 -- Fast path, the common completion: the current attempt of a claimed, unprocessed, unlaned parent,
 -- with fresh unsettled children without lane or availableAt. It runs before the general code below defines its
 -- functions and tables, so it pays for none of them, and it issues exactly the commands the
 -- general path would, with the same arguments in the same order (MGET, HMGET, HDEL, ZREM pending,
--- ZREM ready, the pin release, XADD per child, MSET, ZADD pending, ZADD ready, HSET, PUBLISH).
+-- ZREM ready, the pin release, XADD per child, MSET, ZADD pending, ZADD ready, HSET, ZADD LT
+-- work without claim_next, PUBLISH).
 -- Anything else goes to the general path with what the fast path read (the MGET reply and the
 -- parent's row), so nothing is read twice. With a claim_next holder it hands its reply to the
 -- claim at the end (lua/lib/claim.lua), which runs the same after either path.
@@ -134,6 +140,9 @@ if FAST_PATH and n <= 100 then
       end
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
         parent .. ':ri', '[' .. table.concat(returned_ids, ',') .. ']')
+      if (ARGV[next_at] or '') == '' then
+        redis.call('ZADD', WORK, 'LT', now, ARGV[1])
+      end
       redis.pcall('PUBLISH', ARGV[6 + n * 6], message)
     else
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
@@ -165,7 +174,8 @@ else
     local row = fast_row or read_fields({ parent }, COMPLETION_FIELDS)[parent]
     reply = completion_check(c, row, owners, ARGV[1], (ARGV[next_at] or '') ~= '')
     if not reply then
-      apply_completions({ { c, row } }, total, ARGV[1], ARGV[2], ARGV[6 + n * 6])
+      apply_completions({ { c, row } }, total, ARGV[1], ARGV[2], ARGV[6 + n * 6],
+        (ARGV[next_at] or '') == '')
       reply = { 'ok', decimal(total + 1) }
     end
   end

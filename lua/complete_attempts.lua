@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- @keys log count meta pending ready snapshot-pin-counts meta-split pins*m id*children
+-- @keys log count meta pending ready snapshot-pin-counts meta-split pins*m id*children work
 -- @argv session now m children {index attempt n {id type payload lane settled available_at}*n}*m notify holder expires_at max_events
 -- Completes many attempts of one session atomically (docs/semantics.md#complete_attempts), each
 -- with the rules of complete_attempt.lua (lua/lib/complete.lua), then claims next for a holder
@@ -9,7 +9,8 @@
 -- KEYS[1] log  KEYS[2] count  KEYS[3] meta  KEYS[4] pending  KEYS[5] ready
 -- KEYS[6] snapshot-pin-counts  KEYS[7] meta-split  KEYS[7 + j] snapshot-pins:<index of
 -- completion j>, j = 1..m  KEYS[7 + m + i] id key of child i of the call, i = 1..children
--- (in completion order)
+-- (in completion order)  KEYS[8 + m + children] work (p:work, the work index:
+-- docs/redis-layout.md#work-index)
 -- ARGV[1] session id  ARGV[2] now ms  ARGV[3] m  ARGV[4] children (the total), then per
 -- completion: index, attempt, n, then 6 per child as in complete_attempt.lua (id, type,
 -- payloadJson, lane|'', settled '1'|'0', availableAt|''); then the notify channel, the
@@ -24,6 +25,7 @@
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[7], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[6]
 local m = tonumber(ARGV[3])
+local WORK = KEYS[8 + m + tonumber(ARGV[4])]
 --#include json.lua
 --#include meta.lua
 --#include complete.lua
@@ -67,7 +69,10 @@ for j, c in ipairs(completions) do
   end
 end
 -- Apply, in list order.
-if #applied > 0 then apply_completions(applied, total, ARGV[1], ARGV[2], ARGV[at]) end
+-- The work index: lowered by the completions without claim_next, else set by the claim.
+if #applied > 0 then
+  apply_completions(applied, total, ARGV[1], ARGV[2], ARGV[at], (ARGV[at + 1] or '') == '')
+end
 -- A replay's rows are those at its place in the list: a child of it completed by an earlier
 -- completion of this call is read again now (its own completion is the only change to its row
 -- before the claim); the other rows are as read at the start.

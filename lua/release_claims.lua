@@ -1,19 +1,23 @@
 -- SPDX-License-Identifier: MIT
--- @keys count meta meta-split
+-- @keys count meta meta-split work
 -- @argv holder now n {index attempt}*n
 -- Ends the listed live leases of `holder` without counting a failure
 -- (docs/semantics.md#release_claims, an a2 extension): deletes `ch` and `ce`; `d`, the claim times
 -- and the failure fields stay, so the next claim is the next attempt.
--- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split
+-- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split  KEYS[4] work (p:work, the work index:
+-- docs/redis-layout.md#work-index)
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] n, then per claim:
 -- ARGV[3 + 2i - 1] index, ARGV[3 + 2i] attempt
 -- Returns { releasedCount, releasedIndex..., notHeldIndex... }: every listed index exactly once
 -- (a listed index that one of its entries releases is released), each list ascending.
 -- A claim is released iff boundary < index <= head, the event is neither processed nor
 -- dead-lettered, attemptCount EQUALS the attempt, the holder matches and the lease is live
--- (ce > now). Commands: one MGET, one HMGET per metadata hash read, one HDEL per hash written.
-local COUNTER, META, SPLIT = KEYS[1], KEYS[2], KEYS[3]
+-- (ce > now). Commands: one MGET, one HMGET per metadata hash read, one HDEL per hash written;
+-- when it released anything, ZADD LT now of the session's work index entry and the work signal
+-- {"f":<head>} (PUBLISH).
+local COUNTER, META, SPLIT, WORK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --#include meta.lua
+--#include work.lua
 local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
 local total = tonumber(counts[1] or '0')
 use_split(counts[2], counts[1], counts[3])
@@ -59,6 +63,10 @@ for _, field in ipairs(order) do
   end
 end
 for _, key in ipairs(hashes) do sliced('HDEL', key, deletes[key]) end
+if #hashes > 0 then
+  work_lower(ARGV[2])
+  work_signal(decimal(total))
+end
 result[1] = decimal(#result - 1)
 for _, field in ipairs(not_held) do result[#result + 1] = field end
 return result

@@ -2,7 +2,7 @@
 -- CLAIM_LUA: the claim of claim_available (docs/semantics.md#claim_available), shared by
 -- claim_available.lua (its general path) and the completion scripts' claim_next
 -- (docs/semantics.md#claim_next). The including script binds COUNTER, META and SPLIT and
--- includes META_LUA.
+-- includes META_LUA; it binds WORK too (p:work, WORK_LUA).
 -- claim(log, ready, holder, now, expires_at, limit, excluded, fast_ready): `ready` is the key of
 -- the ready set (read with ZRANGE unless `fast_ready` holds that reply already), `now` and
 -- `expires_at` are the decimal texts of the arguments, `limit` the maximum number of claims (nil:
@@ -12,8 +12,15 @@
 -- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
 -- candidates after the limit-th claim are not looked at. A caller that buffered writes of its
 -- own flushes them first (a script never reads a field it has buffered).
+-- With `indexed` (a claim without exclusions) it sets the session's work index entry
+-- (docs/semantics.md#work-discovery) with one command after its writes: 'settled' removes it,
+-- 'busy' sets retryAt, a claim that stopped at `limit` lowers it to now (the rest is unseen),
+-- any other claim sets the earliest of the new lease end and the busy time of the ready events
+-- it did not claim (retryAt so far).
 --#include meta.lua
-local function claim(log, ready_key, holder, now_text, expires_at, limit, excluded, fast_ready)
+--#include work.lua
+local function claim(log, ready_key, holder, now_text, expires_at, limit, excluded, fast_ready,
+                     indexed)
   local ready = fast_ready or redis.call('ZRANGE', ready_key, 0, -1)
   local candidates = {}
   for _, field in ipairs(ready) do
@@ -60,6 +67,15 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
   end
   flush()
   if #claimed > 0 then
+    if indexed then
+      if #claimed == limit then
+        work_lower(now_text)
+      elseif retry_at and retry_at < tonumber(expires_at) then
+        work_set(decimal(retry_at))
+      else
+        work_set(expires_at)
+      end
+    end
     local result = { 'claimed', decimal(#claimed) }
     for _, one in ipairs(claimed) do
       for _, value in ipairs(one) do result[#result + 1] = value end
@@ -67,7 +83,11 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
     result[#result + 1] = decimal(boundary)
     return result
   end
-  if retry_at then return { 'busy', decimal(retry_at) } end
+  if retry_at then
+    if indexed then work_set(decimal(retry_at)) end
+    return { 'busy', decimal(retry_at) }
+  end
+  if indexed then work_remove() end
   return { 'settled' }
 end
 -- claim_next of the completion scripts (docs/semantics.md#claim_next): ARGV[at] holder ('' or
@@ -76,5 +96,6 @@ end
 local function claim_next(at, ready_key, now_text)
   local holder = ARGV[at] or ''
   if holder == '' then return nil end
-  return claim(KEYS[1], ready_key, holder, now_text, ARGV[at + 1], tonumber(ARGV[at + 2]), {}, nil)
+  return claim(KEYS[1], ready_key, holder, now_text, ARGV[at + 1], tonumber(ARGV[at + 2]), {}, nil,
+    true)
 end

@@ -2,7 +2,7 @@
 -- COMPLETE_LUA: the completion rules (docs/semantics.md#complete_attempt), shared by
 -- complete_attempt.lua (one completion) and complete_attempts.lua (a batch, all checks before the
 -- first write). The including script binds COUNTER, META, SPLIT, PENDING, READY and PIN_COUNTS
--- (p:S:snapshot-pin-counts); KEYS[1] is the log.
+-- (p:S:snapshot-pin-counts) and WORK (p:work); KEYS[1] is the log.
 -- A completion is a table { parent = index text, attempt = number, attempt_text = its ARGV text,
 -- n = number of children, at = the ARGV index of n (child i's six values follow at
 -- ARGV[at + (i - 1) * 6 + 1 ..]: id, type, payloadJson, lane|'', settled, availableAt|''),
@@ -14,6 +14,7 @@
 --#include settle.lua
 --#include wake.lua
 --#include release_pins.lua
+--#include work.lua
 -- The parent's columns the checks and the settle read (one read_fields).
 local COMPLETION_FIELDS = { 'd', 'p', 'pa', 'ri', 'ch', 'f', 'lfa', 'l', 'next' }
 -- The 14 columns of a stored row, in kMetaSuffixes order (src/redis/codec.hpp).
@@ -98,10 +99,15 @@ end
 -- head of `total`: the parents (p, pa, ri buffered; one HDEL of ch, ce per hash; settle_all; the
 -- pin release of each), then the children of each in order (indexes total + 1 ..., each
 -- completion's after those of the ones before it), one MSET of owner records, count and split,
--- flush_queue, flush and one wake-up when there are children. Sets `first` of each completion
--- (its first child's index; the next free index when it has none). For one completion these are
--- exactly the commands of complete_attempt.lua's fast path.
-local function apply_completions(applied, total, session, now, notify)
+-- flush_queue, flush and one wake-up when there are children. With `indexed` (no claim_next
+-- follows, whose claim sets the entry itself) it lowers the session's work index entry before the
+-- wake-up when it wrote unsettled children (to the earliest of their availableAt, else now) or
+-- handed a lane on (to now), and then publishes a frontier-only work signal when there is no
+-- wake-up (no children); a wake-up of a call that lowered nothing is marked no-work (wake.lua),
+-- so exactly the completions that lower the entry signal. Sets `first` of each completion (its first child's index; the next free
+-- index when it has none). For one completion these are exactly the commands of
+-- complete_attempt.lua's fast path.
+local function apply_completions(applied, total, session, now, notify, indexed)
   local deletes, delete_order, settles = {}, {}, {}
   for i, entry in ipairs(applied) do
     local c, row = entry[1], entry[2]
@@ -128,6 +134,8 @@ local function apply_completions(applied, total, session, now, notify)
   settle_all(settles)
   for _, entry in ipairs(applied) do release_snapshot_pins(entry[1].pins, PIN_COUNTS) end
   local owner_writes, session_json, head = {}, json_string(session), total
+  local work_at, work_at_ms = nil, nil
+  if lane_handed_off then work_at, work_at_ms = now, tonumber(now) end
   for _, entry in ipairs(applied) do
     local c = entry[1]
     c.first = head + 1
@@ -150,7 +158,14 @@ local function apply_completions(applied, total, session, now, notify)
         put(mkey(field), field .. ':p', now)
       else
         enqueue(field, ARGV[o + 4])
-        if ARGV[o + 6] ~= '' then put(mkey(field), field .. ':av', ARGV[o + 6]) end
+        local at = now
+        if ARGV[o + 6] ~= '' then
+          put(mkey(field), field .. ':av', ARGV[o + 6])
+          at = ARGV[o + 6]
+        end
+        if not work_at_ms or tonumber(at) < work_at_ms then
+          work_at, work_at_ms = at, tonumber(at)
+        end
       end
     end
   end
@@ -162,5 +177,11 @@ local function apply_completions(applied, total, session, now, notify)
   end
   flush_queue()
   flush()
-  if head > total then wake(notify, decimal(head), now) end
+  local lowered = indexed and work_at ~= nil
+  if lowered then work_lower(work_at) end
+  if head > total then
+    wake(notify, decimal(head), now, not lowered)
+  elseif lowered then
+    work_signal(decimal(total))
+  end
 end

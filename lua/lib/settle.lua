@@ -9,6 +9,9 @@
 -- The events settled by this script: their `p` may still be buffered (unflushed), so a hand-off
 -- walk must not take them for unfinished.
 local settled_here = {}
+-- Whether a hand-off of this script passed a lane to a next pending event (dead-lettered or
+-- not): a completion then lowers the work index entry to now (docs/semantics.md#work-discovery).
+local lane_handed_off = false
 -- Hands `lane` on if `field` (settled) headed it.
 local function hand_off(field, lane, next_field)
   if lane == '' then return end
@@ -18,6 +21,7 @@ local function hand_off(field, lane, next_field)
     local row = read_fields({ next_field }, { 'p', 'f', 'next' })[next_field]
     if not row[1] and not settled_here[next_field] then
       redis.call('HSET', META, head_key, next_field)
+      lane_handed_off = true
       if not row[2] then
         redis.call('ZADD', READY, tonumber(next_field), next_field)
       end

@@ -6,6 +6,9 @@
 -- (WAKE_PAYLOAD_LIMIT, counted as the sum of len(entry) + 1, the envelope not counted) publishes
 -- {"f":<frontier>} and readers catch up with XRANGE. Publishing failures are ignored (pcall):
 -- wake-ups are a latency aid, delivery relies on catch-up reads.
+-- With `no_work` (an append or completion that did not lower the work index entry)
+-- the message ends with ,"w":0 (…,"w":0} or {"f":<frontier>,"w":0}): the work watch does not
+-- report it (docs/redis-layout.md#wake-up-messages); feeds ignore the member.
 --#include json.lua
 local wake_entries, wake_bytes = {}, 0
 local function wake_add(field, id, typ, payload)
@@ -20,13 +23,15 @@ local function wake_add(field, id, typ, payload)
     wake_entries[#wake_entries + 1] = entry
   end
 end
-local function wake(channel, frontier, created_at)
+local function wake(channel, frontier, created_at, no_work)
+  local tail = '}'
+  if no_work then tail = ',"w":0}' end
   local message
   if wake_bytes <= 32768 then
     message = '{"f":' .. frontier .. ',"t":' .. created_at .. ',"e":[' ..
-      table.concat(wake_entries, ',') .. ']}'
+      table.concat(wake_entries, ',') .. ']' .. tail
   else
-    message = '{"f":' .. frontier .. '}'
+    message = '{"f":' .. frontier .. tail
   end
   redis.pcall('PUBLISH', channel, message)
 end

@@ -71,6 +71,10 @@ struct Keys {
   std::string presence(std::string_view s) const { return session(s, words::kPresence); }
   std::string notify(std::string_view s) const { return session(s, words::kNotify); }
   std::string id(std::string_view event_id) const { return prefix + ":ids:" + escape_id(event_id); }
+  // The work index of the prefix (docs/redis-layout.md#work-index), an a2 addition: one sorted
+  // set, member = session id, score = the time (ms) from which the session may have work. It has
+  // one ':' only, so it never spells a session key.
+  std::string work() const { return prefix + ":work"; }
 };
 
 }  // namespace a2::redis::detail

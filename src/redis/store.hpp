@@ -10,7 +10,8 @@
 // Where the operations live: writes.cpp (append, complete_attempt, complete_attempts, clear,
 // reclaim, put_snapshots), work.cpp (claim_available, renew_claims, release_claims, held_claims,
 // fail_attempt, dead_letters, redrive, presence), reads.cpp (read, read_history, read_tail,
-// read_events, read_feed_page, read_state, head).
+// read_events, read_feed_page, read_state, head), discovery.cpp (find_work, sweep_work),
+// work_watch.cpp (watch_work).
 
 #include <cstdint>
 #include <memory>
@@ -78,14 +79,9 @@ class RedisStore final : public Store {
   RenewResult do_renew_claims(const RenewRequest& request) override;
   ReleaseResult do_release_claims(const ReleaseRequest& request) override;
   std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override;
-  // Work discovery: not implemented yet on this branch (issue 10 item 7).
-  WorkPage do_find_work(const FindWorkRequest&) override {
-    throw Unavailable("a2 redis find_work: not implemented yet");
-  }
-  SweepResult do_sweep_work() override { throw Unavailable("a2 redis sweep_work: not implemented yet"); }
-  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
-    throw Unavailable("a2 redis watch_work: not implemented yet");
-  }
+  WorkPage do_find_work(const FindWorkRequest& request) override;
+  SweepResult do_sweep_work() override;
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& options) override;
   HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;
   CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override;

@@ -20,7 +20,9 @@
 #include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/dead_letters.hpp"
 #include "redis/scripts/fail_attempt.hpp"
+#include "redis/scripts/find_work.hpp"
 #include "redis/scripts/held_claims.hpp"
+#include "redis/scripts/index_session.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
@@ -136,6 +138,10 @@ void check_key(const std::string& name, const std::string& key) {
   INFO("key " << name << " = " << key);
   static const std::set<std::string> kSuffixed = {
       "log", "count", "meta", "pending", "ready", "meta-split", "presence", "snapshot-pin-counts"};
+  if (name == "work") {
+    CHECK(key == "p:work");  // The work index of the prefix: one ':' only.
+    return;
+  }
   if (kSuffixed.count(name))
     CHECK(ends_with(key, ":" + name));
   else if (name == "id" || name == "marker-id")
@@ -246,6 +252,11 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   check_caller(scripts::Reclaim{"s", "p:s:cleared:m", &entries});
   check_caller(scripts::PresencePatch{"s", 1, "who", std::string("{}"), 2});
   check_caller(scripts::PresenceRead{"s", 1});
+  const a2::FindWorkRequest first_page{};
+  check_caller(scripts::FindWork{first_page});
+  const a2::FindWorkRequest next_page{.after = a2::WorkCursor{5, "s"}, .due_by_ms = 9, .limit = 2};
+  check_caller(scripts::FindWork{next_page});
+  check_caller(scripts::IndexSession{"s", 1});
 
   // Every script of lua/ has a typed caller checked above.
   std::set<std::string> files;

@@ -63,8 +63,9 @@ long long script_commands(Raw& raw) {
 
 TEST_CASE("complete_attempts is one script call; its commands per batch size", "[redis][scripts]") {
   // docs/redis-layout.md#complete_attemptslua: k completions of one metadata chunk, each with one
-  // unlaned child, then claim_next of one event: 10 + 2k for the completions and 3 + h for the
-  // claim, h = the HMGET slices of the 2k ready events' 8 columns (at most 1000 arguments each).
+  // unlaned child, then claim_next of one event: 10 + 2k for the completions and 4 + h for the
+  // claim, h = the HMGET slices of the 2k ready events' 8 columns (at most 1000 arguments each),
+  // the 4 including the claim's work index command (docs/redis-layout.md#work-index).
   for (const int k : {1, 10, 100}) {
     INFO("batch of " << k);
     auto f = open_fixture(unique_prefix("batch" + std::to_string(k)));
@@ -98,7 +99,7 @@ TEST_CASE("complete_attempts is one script call; its commands per batch size", "
     REQUIRE(done.next);
     CHECK(done.next->verdict == ClaimVerdict::claimed);
     const long long slices = (16LL * k + 999) / 1000;
-    CHECK(script_commands(raw) == 10 + 2 * k + 3 + slices);
+    CHECK(script_commands(raw) == 10 + 2 * k + 4 + slices);
     // The same batch again is a replay of every completion: still one call, no claim.
     request.claim_next.reset();
     REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");

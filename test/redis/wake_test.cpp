@@ -85,7 +85,8 @@ TEST_CASE("the inline limit counts entry bytes plus one per entry", "[redis][wak
   }
 }
 
-TEST_CASE("only operations that add events publish", "[redis][wake][S145][S146]") {
+TEST_CASE("only operations that add events or make work claimable sooner publish",
+          "[redis][wake][S145][S146]") {
   const auto p = unique_prefix("quiet");
   auto f = open_fixture(p);
   (void)f->append("s", evs(3));
@@ -99,7 +100,9 @@ TEST_CASE("only operations that add events publish", "[redis][wake][S145][S146]"
                          .expires_at_ms = std::nullopt});
   (void)complete(*f, "s", 2, 1);  // No children.
   (void)fail(*f, "s", 3, 1, 1);
+  // A redrive makes work claimable again: its work signal is the frontier alone (I19).
   (void)redrive(*f, "s", 3, RedriveAction::retry);
+  CHECK(message(sub) == "{\"f\":3}");
   f->put_snapshots("s", "r", {{.index = 1, .state = 1, .pin_event_indexes = {1}}});
   require_silence_then_sentinel(*f, sub);
 

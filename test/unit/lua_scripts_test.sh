@@ -90,7 +90,18 @@ P=p
 S=s
 k() { echo "$P:$S:$1"; }
 idk() { echo "$P:ids:\"$1\""; }
-ev() { local name=$1; shift; cli EVALSHA "${sha[$name]}" "$@"; }
+# The scripts that keep the work index take p:work as their last KEYS entry
+# (docs/redis-layout.md#work-index): ev adds it after the keys the call lists.
+ev() {
+  local name=$1 n=$2
+  shift 2
+  case $name in
+    append | claim_available | complete_attempt | complete_attempts | fail_attempt | \
+      release_claims | redrive | clear)
+      cli EVALSHA "${sha[$name]}" $((n + 1)) "${@:1:n}" "$P:work" "${@:n+1}" ;;
+    *) cli EVALSHA "${sha[$name]}" "$n" "$@" ;;
+  esac
+}
 base_keys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k meta-split)"; }
 
 # --- append ----------------------------------------------------------------------------------
@@ -107,6 +118,7 @@ sleep 0.3
 kill "$subscriber"; wait "$subscriber" 2>/dev/null || true
 expect "wake-up message" 'subscribe|p:s:notify|1|message|p:s:notify|{"f":2,"t":1000,"e":[[1,"g1","t",{"a":1}],[2,"g2","t",[1, 2]]]}' cat "$tmp/wake"
 expect "count" "2" cli GET "$(k count)"
+expect "the work index lists the session from now" "s|1000" cli ZRANGE "$P:work" 0 -1 WITHSCORES
 expect "split stored as 0 by the first write" "0" cli GET "$(k meta-split)"
 expect "log entry 1" '1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L' cli XRANGE "$(k log)" 1-0 1-0
 expect "owner record" '["s",1]' cli GET "$(idk g1)"
@@ -184,7 +196,7 @@ expect "fail above the head" "missing|0" ev fail_attempt 7 $(fkeys 9) 9 1 boom 3
 expect "fail below the limit" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800 ''
 expect "failure recorded, claim released" "1|boom|1800|1||" cli HMGET "$(k meta):0" 2:a 2:e 2:lf 2:lfa 2:ch 2:ce
 expect "retry of the recorded failure" "failed|1" ev fail_attempt 7 $(fkeys 2) 2 1 boom 3 1800 ''
-expect "claim the failed event and the unlaned follower" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 1900 5000 '' 0 | head -2"
+expect "claim the failed event and the unlaned follower" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 1900 5000 '' 0 | head -2"
 expect "fail reaching the limit" "dead_lettered|2" ev fail_attempt 7 $(fkeys 2) 2 2 boom2 2 2000 ''
 expect "dead letter out of ready" "3" cli ZRANGE "$(k ready)" 0 -1
 expect "dead letter still pending" "2|3|4" cli ZRANGE "$(k pending)" 0 -1
@@ -282,7 +294,7 @@ expect "1001 owner records" '["big",1000]|["big",1001]' cli MGET "$(idk b1000)" 
 expect "1000 pending, 1000 ready" "1000|1000" sh -c "redis-cli -p $port ZCARD $(k pending); redis-cli -p $port ZCARD $(k ready)"
 expect "index 1001 lives in chunk 1" "4000" cli HGET "$(k meta):1" 1001:p
 expect "chunk 0 has no field of 1001" "0" cli HLEN "$(k meta):0"
-expect "claim 1000 events across one chunk" "claimed|1000" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 4100 9000 '' 0 | head -2"
+expect "claim 1000 events across one chunk" "claimed|1000" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 4100 9000 '' 0 | head -2"
 expect "five claim fields per index in chunk 0" "5000" cli HLEN "$(k meta):0"
 expect "claim fields of index 1000" "1|w|9000" cli HMGET "$(k meta):0" 1000:d 1000:ch 1000:ce
 
@@ -292,12 +304,12 @@ cli SET "$(k count)" 3 >/dev/null
 expect "append to a legacy session" "ok|4|1" ev append 7 $(base_keys) "$(idk l4)" $S 5000 1 l4 t 1 '' Q 0 '' "$(k notify)" ''
 expect "split stored as the old count" "3" cli GET "$(k meta-split)"
 expect "new metadata in chunk 0" "Q" cli HGET "$(k meta):0" 4:l
-expect "legacy index 2 maps to the base hash" "fail-me" sh -c "redis-cli -p $port HSET $(k meta) 2:d 1 2:ch w >/dev/null; redis-cli -p $port EVALSHA ${sha[fail_attempt]} 7 $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:2) $(k snapshot-pin-counts) $(k meta-split) 2 1 fail-me 5 5000 '' >/dev/null; redis-cli -p $port HGET $(k meta) 2:e"
+expect "legacy index 2 maps to the base hash" "fail-me" sh -c "redis-cli -p $port HSET $(k meta) 2:d 1 2:ch w >/dev/null; redis-cli -p $port EVALSHA ${sha[fail_attempt]} 8 $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:2) $(k snapshot-pin-counts) $(k meta-split) $P:work 2 1 fail-me 5 5000 '' >/dev/null; redis-cli -p $port HGET $(k meta) 2:e"
 
 # --- redrive skip hands the lane over ---------------------------------------------------------
 S=lane
 expect "two events in lane Q" "ok|1|1" ev append 8 $(base_keys) "$(idk q1)" "$(idk q2)" $S 6000 2 q1 t 1 '' Q 0 '' q2 t 2 '' Q 0 '' "$(k notify)" ''
-expect "claim the lane head only" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6000 7000 '' 0 | head -3"
+expect "claim the lane head only" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6000 7000 '' 0 | head -3"
 expect "dead-letter the head" "dead_lettered|1" ev fail_attempt 7 $(fkeys 1) 1 1 boom 1 6100 ''
 expect "lane blocked behind the dead letter" "settled" ev claim_available 6 $(base_keys) w 6100 7000 '' 0
 expect "redrive skip" "1|1" ev redrive 5 "$(k count)" "$(k meta)" "$(k pending)" "$(k ready)" "$(k meta-split)" 1 skip 6200
@@ -311,7 +323,7 @@ expect "checkpoint 1 pinned to event 2, head 2" "1" \
   ev put_snapshots 6 $(skeys) 6300 "$(k snapshot-pins:)" 2 1 '{"index":1,"state":1,"updatedAt":6300,"r":1}' 1 2 \
   2 '{"index":2,"state":2,"updatedAt":6300,"r":1}' 0 R
 expect "pinned history checkpoint kept" "1" cli ZCOUNT "$(k snap-history:R)" -inf +inf
-expect "claim event 2" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 6400 9000 '' 0 | head -3"
+expect "claim event 2" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6400 9000 '' 0 | head -3"
 expect "complete event 2 without children" "ok|3" ev complete_attempt 8 $(ckeys 2) $S 6500 2 1 0 "$(k notify)" '' '' ''
 expect "pin released: history, count and pin set gone" "0|0|0" sh -c "redis-cli -p $port ZCARD $(k snap-history:R); redis-cli -p $port HLEN $(k snapshot-pin-counts); redis-cli -p $port EXISTS $(k snapshot-pins:2)"
 expect "head kept" '{"index":2,"state":2,"updatedAt":6300,"r":1}' cli GET "$(k snap:R)"
@@ -345,8 +357,8 @@ rlkeys() { echo "$(k count) $(k meta) $(k meta-split)"; }
 expect "three events, 2 scheduled at 9500" "ok|1|1" ev append 9 $(base_keys) "$(idk y1)" "$(idk y2)" "$(idk y3)" \
   $S 9000 3 y1 t 1 '' '' 0 '' y2 t 2 '' '' 0 9500 y3 t 3 '' '' 0 '' "$(k notify)" ''
 expect "av stored for the scheduled event only" "|9500|" cli HMGET "$(k meta):0" 1:av 2:av 3:av
-expect "a claim with max 1 takes the lowest" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 9000 20000 1 0 | head -3"
-expect "a claim with max 5 skips the delayed event" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) v 9000 20000 5 0 | head -3"
+expect "a claim with max 1 takes the lowest" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9000 20000 1 0 | head -3"
+expect "a claim with max 5 skips the delayed event" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work v 9000 20000 5 0 | head -3"
 expect "the claimed event is 3" "1|v|20000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
 expect "busy until the delay ends" "busy|9500" ev claim_available 6 $(base_keys) w 9100 20000 '' 0
 expect "held claims of w" "1|1|20000" ev held_claims 4 $(hkeys) w 9100
@@ -358,9 +370,9 @@ expect "released: no lease, attempt kept" "||1" cli HMGET "$(k meta):0" 1:ch 1:c
 expect "release again: not held" "0|1" ev release_claims 3 $(rlkeys) w 9100 1 1 1
 expect "a delayed retry stores av" "failed|1" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 9200 12000
 expect "retry av, lease gone" "12000||" cli HMGET "$(k meta):0" 3:av 3:ch 3:ce
-expect "the released event is claimed again with the next attempt" "claimed|1|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 9300 20000 '' 0 | head -3"
+expect "the released event is claimed again with the next attempt" "claimed|1|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9300 20000 '' 0 | head -3"
 expect "then busy until 9500" "busy|9500" ev claim_available 6 $(base_keys) w 9300 20000 '' 0
-expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 12000 30000 '' 0 | head -2"
+expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 12000 30000 '' 0 | head -2"
 expect "a failure without a retry deletes av" "failed|2" ev fail_attempt 7 $(fkeys 3) 3 2 boom 3 12100 ''
 expect "av deleted" "" cli HGET "$(k meta):0" 3:av
 
@@ -369,7 +381,7 @@ S=batch
 bkeys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pin-counts) $(k meta-split)"; }
 expect "four events" "ok|1|1" ev append 10 $(base_keys) "$(idk bb1)" "$(idk bb2)" "$(idk bb3)" "$(idk bb4)" \
   $S 10000 4 bb1 t 1 '' '' 0 '' bb2 t 2 '' '' 0 '' bb3 t 3 '' '' 0 '' bb4 t 4 '' '' 0 '' "$(k notify)" ''
-expect "claim 1 and 2" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 6 $(base_keys) w 10000 20000 2 0 | head -2"
+expect "claim 1 and 2" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 10000 20000 2 0 | head -2"
 expect "an index above the head after a valid completion fails the call" "missing|2" \
   ev complete_attempts 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:9) "$(idk bbn)" \
   $S 10050 2 1 1 1 1 bbn ct 1 '' 0 '' 9 1 0 "$(k notify)" w 30000 1
@@ -378,7 +390,7 @@ expect "a taken child id fails the call" "partial|2|bb4" \
   $S 10050 2 2 1 1 1 bbn ct 1 '' 0 '' 2 1 1 bb4 ct 1 '' 0 '' "$(k notify)" w 30000 1
 expect "nothing changed by the failed calls" "4|0|||w|w" sh -c "redis-cli -p $port GET $(k count); redis-cli -p $port EXISTS $(idk bbn); redis-cli -p $port HMGET $(k meta):0 1:p 2:p 1:ch 2:ch" 
 expect "complete 1 (child bbc1) and 2, then claim next for w" "done|ok|5|ok|6|claimed|1|1|0||10100|10100|||w|30000|3-0" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10100 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 30000 1 | head -17"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10100 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 30000 1 | head -17"
 expect "parents settled" '10100|1|["bbc1"]|10100|1|[]||' cli HMGET "$(k meta):0" 1:p 1:pa 1:ri 2:p 2:pa 2:ri 1:ch 2:ch
 expect "child of 1 at 5 with its cause" '5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane|' \
   cli XRANGE "$(k log)" 5-0 5-0
@@ -386,30 +398,30 @@ expect "count after the batch" "5" cli GET "$(k count)"
 expect "pending and ready after the batch" "3|4|5|3|4|5" sh -c "redis-cli -p $port ZRANGE $(k pending) 0 -1; redis-cli -p $port ZRANGE $(k ready) 0 -1"
 expect "3 claimed by claim_next" "1|w|30000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
 expect "a retry replays (with its rows) without a claim" "done|rows|5-0|id|bbc1" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | head -5"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | head -5"
 expect "the child's row in the replay: 14 columns, unclaimed" "|||||||||||||" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | sed -n '16,29p'"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | sed -n '16,29p'"
 expect "the replay of 2 (no children) and no claim" "rows|" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | tail -2"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | tail -2"
 expect "a replay that does not match fails the call" "partial|1" \
   ev complete_attempts 8 $(bkeys) $(k snapshot-pins:1) $S 10200 1 0 1 1 0 "$(k notify)" '' '' ''
 expect "a batch of nothing with claim_next is a bounded claim" "done||claimed|1|1" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 7 $(bkeys) $S 10300 0 0 '$(k notify)' v 30000 1 | head -5"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 8 $(bkeys) $P:work $S 10300 0 0 '$(k notify)' v 30000 1 | head -5"
 expect "4 claimed by v" "v" cli HGET "$(k meta):0" 4:ch
 expect "complete_attempt with claim_next takes the next two" "ok|6|claimed|1|1" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempt]} 8 $(ckeys 3) $S 10400 3 1 0 '$(k notify)' w 40000 2 | head -5"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempt]} 9 $(ckeys 3) $P:work $S 10400 3 1 0 '$(k notify)' w 40000 2 | head -5"
 expect "then busy until the leases end" "superseded|busy|30000" \
   ev complete_attempt 8 $(ckeys 3) $S 10500 3 2 0 "$(k notify)" w 40000 2
 expect "an error claims nothing" "missing" \
   ev complete_attempt 8 $(ckeys 9) $S 10500 9 1 0 "$(k notify)" w 40000 2
 expect "a replay with claim_next carries its rows, read before the claim" "done|rows|5-0|id|bbc1" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | head -5"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | head -5"
 expect "then its claim is busy" "busy|30000" \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | tail -2"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10600 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 40000 1 | tail -2"
 
 expect "a replay listed after the completion of its child shows the child completed (its row at its place)" \
   'done|ok|6|rows|5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane||10700|1|[]||||10400|10400|||1||||' \
-  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 10 $(bkeys) $(k snapshot-pins:5) $(k snapshot-pins:1) '$(idk bbc1)' $S 10700 2 1 5 1 0 1 1 1 bbc1 ct 1 '' 0 '' '$(k notify)' '' '' ''"
+  sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:5) $(k snapshot-pins:1) '$(idk bbc1)' $P:work $S 10700 2 1 5 1 0 1 1 1 bbc1 ct 1 '' 0 '' '$(k notify)' '' '' ''"
 
 echo "$checks checks, $failures failures"
 [[ $failures -eq 0 ]]

@@ -28,6 +28,7 @@ Call Append::encode(const Keys& k) const {
     c.argv.push_back(flag(e.settled));
     c.argv.push_back(delay(now, e.available_at_ms));
   }
+  c.keys.push_back(k.work());
   c.argv.push_back(k.notify(session));
   c.argv.push_back(origin_index ? decimal(*origin_index) : std::string());
   return c;

@@ -15,7 +15,7 @@
 namespace a2::redis::detail::scripts {
 
 struct Append {
-  static constexpr std::string_view kKeys = "log count meta pending ready meta-split id*n";
+  static constexpr std::string_view kKeys = "log count meta pending ready meta-split id*n work";
   static constexpr std::string_view kArgv =
       "session now n {id type payload cause lane settled available_at}*n notify origin";
   static const a2::detail::EmbeddedText& script();

@@ -8,7 +8,9 @@
 #include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/dead_letters.hpp"
 #include "redis/scripts/fail_attempt.hpp"
+#include "redis/scripts/find_work.hpp"
 #include "redis/scripts/held_claims.hpp"
+#include "redis/scripts/index_session.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
@@ -28,7 +30,9 @@ const a2::detail::EmbeddedText& CompleteAttempt::script() { return lua::kComplet
 const a2::detail::EmbeddedText& CompleteAttempts::script() { return lua::kCompleteAttempts; }
 const a2::detail::EmbeddedText& DeadLetters::script() { return lua::kDeadLetters; }
 const a2::detail::EmbeddedText& FailAttempt::script() { return lua::kFailAttempt; }
+const a2::detail::EmbeddedText& FindWork::script() { return lua::kFindWork; }
 const a2::detail::EmbeddedText& HeldClaims::script() { return lua::kHeldClaims; }
+const a2::detail::EmbeddedText& IndexSession::script() { return lua::kIndexSession; }
 const a2::detail::EmbeddedText& PresencePatch::script() { return lua::kPresencePatch; }
 const a2::detail::EmbeddedText& PresenceRead::script() { return lua::kPresenceRead; }
 const a2::detail::EmbeddedText& PutSnapshots::script() { return lua::kPutSnapshots; }

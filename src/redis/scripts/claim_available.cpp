@@ -53,8 +53,8 @@ namespace scripts {
 
 Call ClaimAvailable::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.log(session),     k.count(session), k.meta(session),
-            k.pending(session), k.ready(session), k.meta_split(session)};
+  c.keys = {k.log(session),   k.count(session),      k.meta(session), k.pending(session),
+            k.ready(session), k.meta_split(session), k.work()};
   c.argv = {std::string(holder), decimal(now), decimal(expires_at),
             max_events ? decimal(*max_events) : std::string(),
             decimal(static_cast<std::int64_t>(exclude.size()))};

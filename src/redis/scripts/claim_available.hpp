@@ -39,7 +39,7 @@ ClaimResult next_claim_result(std::string_view op, const std::string& session_id
 namespace scripts {
 
 struct ClaimAvailable {
-  static constexpr std::string_view kKeys = "log count meta pending ready meta-split";
+  static constexpr std::string_view kKeys = "log count meta pending ready meta-split work";
   static constexpr std::string_view kArgv =
       "holder now expires_at max_events excluded {index}*excluded";
   static const a2::detail::EmbeddedText& script();

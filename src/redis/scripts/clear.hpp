@@ -14,7 +14,8 @@
 namespace a2::redis::detail::scripts {
 
 struct Clear {
-  static constexpr std::string_view kKeys = "log count meta meta-split marker-id pending ready";
+  static constexpr std::string_view kKeys =
+      "log count meta meta-split marker-id pending ready work";
   static constexpr std::string_view kArgv =
       "session now if_last_index cause_index cause_attempt marker notify marker_type";
   static const a2::detail::EmbeddedText& script();
@@ -28,7 +29,7 @@ struct Clear {
 
   Call encode(const Keys& k) const {
     return {{k.log(session), k.count(session), k.meta(session), k.meta_split(session),
-             k.id(marker_id), k.pending(session), k.ready(session)},
+             k.id(marker_id), k.pending(session), k.ready(session), k.work()},
             {std::string(session), decimal(now),
              if_last_index ? decimal(*if_last_index) : std::string(),
              cause ? decimal(cause->index) : std::string(),

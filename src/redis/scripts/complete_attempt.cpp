@@ -33,6 +33,7 @@ Call CompleteAttempt::encode(const Keys& k) const {
             decimal(static_cast<std::int64_t>(children.size()))};
   c.argv.reserve(9 + children.size() * 6);
   for (const auto& child : children) encode_child(c, k, now, child);
+  c.keys.push_back(k.work());
   c.argv.push_back(k.notify(session));
   encode_next_claim(c.argv, next);
   return c;
@@ -110,6 +111,7 @@ Call CompleteAttempts::encode(const Keys& k) const {
     c.argv.push_back(decimal(static_cast<std::int64_t>(completion.events.size())));
     for (const auto& child : completion.events) encode_child(c, k, now, child);
   }
+  c.keys.push_back(k.work());
   c.argv.push_back(k.notify(session));
   encode_next_claim(c.argv, next);
   return c;

@@ -23,7 +23,7 @@ namespace a2::redis::detail::scripts {
 
 struct CompleteAttempt {
   static constexpr std::string_view kKeys =
-      "log count meta pending ready pins snapshot-pin-counts meta-split id*n";
+      "log count meta pending ready pins snapshot-pin-counts meta-split id*n work";
   static constexpr std::string_view kArgv =
       "session now index attempt n {id type payload lane settled available_at}*n notify holder "
       "expires_at max_events";
@@ -58,7 +58,7 @@ struct CompleteAttempt {
 
 struct CompleteAttempts {
   static constexpr std::string_view kKeys =
-      "log count meta pending ready snapshot-pin-counts meta-split pins*m id*children";
+      "log count meta pending ready snapshot-pin-counts meta-split pins*m id*children work";
   static constexpr std::string_view kArgv =
       "session now m children {index attempt n {id type payload lane settled available_at}*n}*m "
       "notify holder expires_at max_events";

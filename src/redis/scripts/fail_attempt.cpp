@@ -10,8 +10,8 @@ namespace a2::redis::detail::scripts {
 
 Call FailAttempt::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.count(session),       k.meta(session),       k.pending(session),   k.ready(session),
-            k.pins(session, index), k.pin_counts(session), k.meta_split(session)};
+  c.keys = {k.count(session),       k.meta(session),       k.pending(session),    k.ready(session),
+            k.pins(session, index), k.pin_counts(session), k.meta_split(session), k.work()};
   c.argv = {decimal(index),        decimal(attempt), std::string(error),
             decimal(max_failures), decimal(now),     delay(now, retry_at)};
   return c;

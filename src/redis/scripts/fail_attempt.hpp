@@ -14,7 +14,7 @@ namespace a2::redis::detail::scripts {
 
 struct FailAttempt {
   static constexpr std::string_view kKeys =
-      "count meta pending ready pins snapshot-pin-counts meta-split";
+      "count meta pending ready pins snapshot-pin-counts meta-split work";
   static constexpr std::string_view kArgv = "index attempt error max_failures now retry_at";
   static const a2::detail::EmbeddedText& script();
 

@@ -12,7 +12,7 @@
 namespace a2::redis::detail::scripts {
 
 struct Redrive {
-  static constexpr std::string_view kKeys = "count meta pending ready meta-split";
+  static constexpr std::string_view kKeys = "count meta pending ready meta-split work";
   static constexpr std::string_view kArgv = "index action now";
   static const a2::detail::EmbeddedText& script();
 
@@ -23,7 +23,7 @@ struct Redrive {
 
   Call encode(const Keys& k) const {
     return {{k.count(session), k.meta(session), k.pending(session), k.ready(session),
-             k.meta_split(session)},
+             k.meta_split(session), k.work()},
             {decimal(index), std::string(to_string(action)), decimal(now)}};
   }
 

@@ -14,7 +14,7 @@
 namespace a2::redis::detail::scripts {
 
 struct ReleaseClaims {
-  static constexpr std::string_view kKeys = "count meta meta-split";
+  static constexpr std::string_view kKeys = "count meta meta-split work";
   static constexpr std::string_view kArgv = "holder now n {index attempt}*n";
   static const a2::detail::EmbeddedText& script();
 
