@@ -113,9 +113,11 @@ WorkSignal PostgresWorkWatch::wait(std::chrono::milliseconds timeout) {
         if (conn_->get().get_notifs() == 0 && !has_news() && micros > 0)
           conn_->get().await_notification(micros / 1000000, micros % 1000000);
       } catch (...) {
+        // Lost: listen again at once (the loop's top), then report resync.
         drop_connection();
         next_connect_ = std::chrono::steady_clock::now();
         resync_ = true;
+        continue;
       }
     } else if (!has_news() && micros > 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(micros));
