@@ -4,6 +4,10 @@
 // the operation's result and on everything observable about every session, and the invariants of
 // docs/semantics.md#invariants must hold.
 //
+// The work index (docs/semantics.md#work-discovery) is compared the same way after every step: a
+// random find_work page (limit, due_by_ms, cursor) and the whole index paged through with a random
+// page size; I20 is checked against the observed rows, and sweep_work() must find nothing (S197).
+//
 // Environment: A2_MODEL_SEED (default: a fresh seed, printed), A2_MODEL_STEPS (operations per
 // run), A2_MODEL_RUNS (runs with consecutive seeds). Defaults: 4 runs of 1500 steps in optimized
 // builds (about a minute on Postgres, less elsewhere), 2 of 500 in debug and sanitizer builds.
@@ -22,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "a2/detail/constants.hpp"
 #include "a2/memory.hpp"
 #include "harness.hpp"
 #include "support/support.hpp"
@@ -107,7 +112,9 @@ class ModelRun {
     for (step_ = 0; step_ < steps_; ++step_) {
       one_step();
       for (const auto& s : sessions_) check_session(s);
+      check_work();
     }
+    check_nothing_to_sweep();
     std::cout << "  outcomes:";
     for (const auto& [k, n] : tally_) std::cout << " " << k << "=" << n;
     std::cout << std::endl;
@@ -588,10 +595,13 @@ class ModelRun {
       const ClaimInfo* c = any_claim();
       if (c && c->session == s) req.cause = EventCause{c->index, c->attempt};
     }
+    const std::int64_t boundary_before = boundaries_[s];
     Json r = both("clear " + s, [&](Store& st) {
       auto res = st.clear(req);
       return Json{{"cleared", res.cleared}, {"index", res.index}, {"clear_index", res.clear_index}};
     });
+    if (r.contains("ok") && r["ok"]["clear_index"].get<std::int64_t>() > boundary_before)
+      just_cleared_ = s;  // I20: a clear removes the entry.
     if (r.contains("ok")) heads_[s] = std::max(heads_[s], r["ok"]["index"].get<std::int64_t>());
     // Replay the same clear sometimes (a lost acknowledgement).
     if (chance(25))
@@ -634,6 +644,122 @@ class ModelRun {
       return o;
     })["ok"];
     check_invariants(s, seen);
+    seen_[s] = seen;
+  }
+
+  // --- the work index (docs/semantics.md#work-discovery, #find_work, I20) ------------------
+  static Json page_json(const WorkPage& page) {
+    Json sessions = Json::array();
+    for (const auto& w : page.sessions) sessions.push_back(Json::array({w.session_id, w.at_ms}));
+    return Json{
+        {"sessions", sessions},
+        {"next", page.next ? Json::array({page.next->session_id, page.next->at_ms}) : Json()}};
+  }
+
+  std::int64_t any_limit() {
+    switch (pick(4)) {
+      case 0:
+        return 1;
+      case 1:
+        return 2;
+      case 2:
+        return 1 + pick(5);
+      default:
+        return chance(50) ? detail::kFindWorkPageSize : detail::kFindWorkMaxLimit;
+    }
+  }
+
+  // One random page: with or without due_by_ms, from the start, after an entry of the index or
+  // after an arbitrary position.
+  void op_find_work() {
+    FindWorkRequest req{.after = std::nullopt, .due_by_ms = std::nullopt, .limit = any_limit()};
+    if (chance(50)) req.due_by_ms = std::max<std::int64_t>(0, now() - 1000 + pick(45'000));
+    if (chance(40)) {
+      if (chance(60) && !index_.empty()) {
+        const Json& e = index_[static_cast<std::size_t>(pick(static_cast<int>(index_.size())))];
+        req.after = WorkCursor{e[1].get<std::int64_t>(), e[0].get<std::string>()};
+      } else {
+        static const std::vector<std::string> names = {"a", "m1", "m2", "m3:x", "zz"};
+        req.after = WorkCursor{std::max<std::int64_t>(0, now() - 1000 + pick(45'000)),
+                               names[static_cast<std::size_t>(pick(5))]};
+      }
+    }
+    both("find_work page", [&](Store& st) { return page_json(st.find_work(req)); });
+  }
+
+  // The whole index, paged through with pages of `limit`; REQUIREs each full page's `next` to be
+  // its last entry and the pages to continue each other.
+  static Json whole_index(Store& st, std::int64_t limit) {
+    Json out = Json::array();
+    std::optional<WorkCursor> after;
+    for (int pages = 0; pages < 100; ++pages) {
+      auto page = st.find_work({.after = after, .due_by_ms = std::nullopt, .limit = limit});
+      for (const auto& w : page.sessions) out.push_back(Json::array({w.session_id, w.at_ms}));
+      REQUIRE(static_cast<std::int64_t>(page.sessions.size()) <= limit);
+      if (static_cast<std::int64_t>(page.sessions.size()) < limit) {
+        REQUIRE_FALSE(page.next.has_value());
+        return out;
+      }
+      REQUIRE(page.next.has_value());
+      REQUIRE(page.next->session_id == page.sessions.back().session_id);
+      REQUIRE(page.next->at_ms == page.sessions.back().at_ms);
+      after = page.next;
+    }
+    FAIL("find_work paging did not end");
+    return out;
+  }
+
+  void check_work() {
+    op_find_work();
+    const std::int64_t limit = 1 + pick(4);
+    index_ = both("find_work all", [&](Store& st) { return whole_index(st, limit); })["ok"];
+    check_work_invariant();
+    if (chance(3)) check_nothing_to_sweep();
+    just_cleared_.reset();
+  }
+
+  // I20: a session with a ready event has an entry no later than the earliest time one of them
+  // can be claimed (a held one at its lease end, a delayed one at its available_at, any other
+  // now); a session cleared by this step has none.
+  void check_work_invariant() {
+    INFO("I20 at step " << step_ << " (seed " << seed_ << "), index " << index_.dump());
+    std::map<std::string, std::int64_t> entries;
+    for (const auto& e : index_) entries[e[0].get<std::string>()] = e[1].get<std::int64_t>();
+    for (const auto& s : sessions_) {
+      INFO("session " << s);
+      std::optional<std::int64_t> due;
+      std::set<std::string> lanes;
+      for (const auto& r : seen_[s]["rows"]) {
+        if (r["index"].get<std::int64_t>() <= boundaries_[s] || !r["processed_at"].is_null())
+          continue;  // Not pending.
+        if (!r["lane"].is_null() && !lanes.insert(r["lane"].get<std::string>()).second)
+          continue;                               // Behind its lane's head.
+        if (!r["failed_at"].is_null()) continue;  // A dead letter.
+        std::int64_t t = now();
+        if (!r["claim_expires_at"].is_null())
+          t = std::max(t, r["claim_expires_at"].get<std::int64_t>());
+        if (!r["available_at"].is_null()) t = std::max(t, r["available_at"].get<std::int64_t>());
+        due = std::min(due.value_or(t), t);
+      }
+      if (due) {
+        INFO("claimable from " << *due);
+        REQUIRE(entries.count(s) == 1);
+        REQUIRE(entries[s] <= *due);
+      }
+      if (just_cleared_ == s) REQUIRE(entries.count(s) == 0);
+    }
+  }
+
+  // sweep_work() finds nothing on either side: every writer is a2 (I20, S195).
+  void check_nothing_to_sweep() {
+    Json swept = both("sweep_work", [&](Store& st) {
+      Json out = Json::array();
+      for (const auto& w : st.sweep_work().indexed)
+        out.push_back(Json::array({w.session_id, w.at_ms}));
+      return out;
+    });
+    INFO("sweep_work at step " << step_ << " (seed " << seed_ << ")");
+    REQUIRE(swept["ok"] == Json::array());
   }
 
   void check_invariants(const std::string& s, const Json& seen) {
@@ -743,6 +869,9 @@ class ModelRun {
   std::vector<std::string> sessions_ = {"m1", "m2", "m3:x"};
   std::map<std::string, std::int64_t> heads_;
   std::map<std::string, std::int64_t> boundaries_;
+  std::map<std::string, Json> seen_;         // The last observation of each session.
+  Json index_ = Json::array();               // The whole work index after the last step.
+  std::optional<std::string> just_cleared_;  // The session this step's clear cleared.
   std::map<std::string, std::string> owners_;
   std::set<std::string> settled_;
   std::map<std::string, std::int64_t> attempts_;
@@ -757,7 +886,7 @@ class ModelRun {
 }  // namespace
 
 TEST_CASE("model check: random operations agree with the memory reference and keep the invariants",
-          "[model]") {
+          "[model][S197]") {
   auto seed = env_u64(
       "A2_MODEL_SEED",
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));

@@ -33,6 +33,7 @@
 #include "a2/detail/constants.hpp"
 #include "a2/detail/contract_errors.hpp"
 #include "a2/detail/json_text.hpp"
+#include "a2/detail/memory_work_index.hpp"
 #include "a2/detail/rows.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
@@ -90,6 +91,7 @@ struct MemoryCore {
   std::map<std::string, MemorySession> sessions;
   std::unordered_map<std::string, MemoryOwner> owners;  // Global: event id -> owner.
   std::map<std::string, std::map<std::string, MemoryPresenceEntry>> presence;
+  MemoryWorkIndex work;  // docs/semantics.md#work-discovery.
 
   // Public events of `session_id` with index > after and >= clear_index, ascending, at most
   // `limit`. Caller holds `mutex`.
@@ -171,6 +173,7 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     core_->closed = true;
     core_->changed.notify_all();
+    core_->work.close();
   }
 
  protected:
@@ -212,6 +215,7 @@ class MemoryStore final : public Store {
     MemorySession& s = core_->sessions[session_id];
     AppendResult result;
     const std::int64_t base = s.head;
+    std::optional<std::int64_t> work_at;  // The earliest time an unsettled event is claimable.
     for (std::size_t i = 0; i < events.size(); ++i) {
       NewEvent& e = events[i];
       write_event(s,
@@ -220,8 +224,11 @@ class MemoryStore final : public Store {
                                     e.settled, now),
                             e.available_at_ms, now),
                   e.settled, now);
-      result.events.push_back(s.events.at(base + 1 + static_cast<std::int64_t>(i)));
+      const StoredEvent& written = s.events.at(base + 1 + static_cast<std::int64_t>(i));
+      if (!written.processed_at) work_at = earliest(work_at, written.available_at.value_or(now));
+      result.events.push_back(written);
     }
+    if (work_at) core_->work.lower(session_id, *work_at);
     result.has_pending = !s.pending.empty();
     core_->changed.notify_all();
     return result;
@@ -309,7 +316,7 @@ class MemoryStore final : public Store {
     if (!s) return {};
     const std::set<std::int64_t> excluded(request.exclude_indexes.begin(),
                                           request.exclude_indexes.end());
-    return claim_locked(*s, request.holder,
+    return claim_locked(request.session_id, *s, request.holder,
                         lease_expires_at(now, request.ttl_ms, request.expires_at_ms), excluded,
                         request.max_events, now);
   }
@@ -368,6 +375,7 @@ class MemoryStore final : public Store {
       e.claim_expires_at.reset();
       released.insert(claim.index);
     }
+    if (!released.empty()) core_->work.lower(request.session_id, now);
     ReleaseResult result;
     result.released.assign(released.begin(), released.end());
     for (std::int64_t index : listed)
@@ -394,14 +402,6 @@ class MemoryStore final : public Store {
   }
 
   // docs/semantics.md#head.
-  // Work discovery: not implemented yet on this branch (issue 10 item 7).
-  WorkPage do_find_work(const FindWorkRequest&) override {
-    throw Unavailable("a2 memory find_work: not implemented yet");
-  }
-  SweepResult do_sweep_work() override { throw Unavailable("a2 memory sweep_work: not implemented yet"); }
-  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
-    throw Unavailable("a2 memory watch_work: not implemented yet");
-  }
   HeadResult do_head(const std::string& session_id) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("head");
@@ -419,8 +419,8 @@ class MemoryStore final : public Store {
     const std::string& sid = request.session_id;
     const CompletionPlan plan = check_completion(op, sid, find_session(sid), request.index,
                                                  request.attempt, request.events);
-    CompleteResult result =
-        apply_completion(sid, plan, request.index, request.attempt, request.events, now);
+    CompleteResult result = apply_completion(sid, plan, request.index, request.attempt,
+                                             request.events, !request.claim_next, now);
     if (plan.kind == CompletionPlan::apply && !request.events.empty()) core_->changed.notify_all();
     if (request.claim_next) result.next = claim_next(sid, *request.claim_next, now);
     return result;
@@ -447,7 +447,8 @@ class MemoryStore final : public Store {
     bool wrote_children = false;
     for (std::size_t i = 0; i < request.completions.size(); ++i) {
       const Completion& c = request.completions[i];
-      result.results.push_back(apply_completion(sid, plans[i], c.index, c.attempt, c.events, now));
+      result.results.push_back(
+          apply_completion(sid, plans[i], c.index, c.attempt, c.events, !request.claim_next, now));
       wrote_children |= plans[i].kind == CompletionPlan::apply && !c.events.empty();
     }
     if (wrote_children) core_->changed.notify_all();  // Once.
@@ -488,6 +489,7 @@ class MemoryStore final : public Store {
       e.failed_at = now;       // Stays pending (blocks its lane); leaves the ready set.
       e.available_at.reset();  // A dead letter ignores retry_at_ms.
       release_pins(*s, request.index);
+      if (has_lane_successor(*s, request.index)) core_->work.lower(request.session_id, now);
       return {FailVerdict::dead_lettered, e.failure_count};
     }
     // Claimable again at once, or from a later retry_at_ms (docs/semantics.md#delayed-work).
@@ -495,6 +497,7 @@ class MemoryStore final : public Store {
       e.available_at = *request.retry_at_ms;
     else
       e.available_at.reset();
+    core_->work.lower(request.session_id, e.available_at.value_or(now));
     return {FailVerdict::failed, e.failure_count};
   }
 
@@ -529,6 +532,7 @@ class MemoryStore final : public Store {
       e.failed_at.reset();
       e.failure_count = 0;
     }
+    core_->work.lower(request.session_id, now);
     return result(true);
   }
 
@@ -636,6 +640,7 @@ class MemoryStore final : public Store {
     s.pending.clear();
     write_event(s, std::move(row), /*settled=*/true, now);
     s.clear_index = marker;
+    core_->work.remove(sid);
     core_->changed.notify_all();
     return {true, marker, marker};
   }
@@ -707,6 +712,28 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     core_->closed = true;
     core_->changed.notify_all();  // Waiting feeds throw Unavailable.
+    core_->work.close();          // And waiting watches.
+  }
+
+  // ---- work discovery (docs/semantics.md#find_work to #watch_work) ------------------------------
+
+  WorkPage do_find_work(const FindWorkRequest& request) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("find_work");
+    return core_->work.page(request);
+  }
+
+  // Every writer of a memory store is a2, so the index is never later than the work (I20).
+  SweepResult do_sweep_work() override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("sweep_work");
+    return {};
+  }
+
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("watch_work");
+    return core_->work.watch();
   }
 
  private:
@@ -766,7 +793,9 @@ class MemoryStore final : public Store {
 
   // docs/semantics.md#claim_available steps 1-3 on a session, under the mutex: claims the ready,
   // unexcluded, unheld, undelayed events in ascending order, at most `max_events` (unset: all).
-  ClaimResult claim_locked(MemorySession& s, const std::string& holder, std::int64_t expires_at,
+  // Then applies the claim's rule of the work index (unchanged with exclusions).
+  ClaimResult claim_locked(const std::string& session_id, MemorySession& s,
+                           const std::string& holder, std::int64_t expires_at,
                            const std::set<std::int64_t>& excluded,
                            const std::optional<std::int64_t>& max_events, std::int64_t now) {
     ClaimResult result;
@@ -802,6 +831,10 @@ class MemoryStore final : public Store {
     } else {
       result.verdict = ClaimVerdict::settled;
     }
+    if (excluded.empty())
+      core_->work.after_claim(
+          session_id, result, retry_at, expires_at,
+          max_events && static_cast<std::int64_t>(result.events.size()) == *max_events, now);
     return result;
   }
 
@@ -810,8 +843,9 @@ class MemoryStore final : public Store {
   ClaimResult claim_next(const std::string& session_id, const ClaimNext& next, std::int64_t now) {
     MemorySession* s = find_session(session_id);
     if (!s) return {};
-    return claim_locked(*s, next.holder, lease_expires_at(now, next.ttl_ms, next.expires_at_ms), {},
-                        next.max_events, now);
+    return claim_locked(session_id, *s, next.holder,
+                        lease_expires_at(now, next.ttl_ms, next.expires_at_ms), {}, next.max_events,
+                        now);
   }
 
   // What complete_attempt steps 1-6 decided for one completion: nothing changes (superseded), a
@@ -875,10 +909,13 @@ class MemoryStore final : public Store {
   }
 
   // Carries out a plan of check_completion: the verdict, and for `apply` steps 7-8 (the caller
-  // wakes feeds). Replayed rows are read now, with their current metadata.
+  // wakes feeds). Replayed rows are read now, with their current metadata. With `index_work`
+  // (no claim_next, whose claim decides the entry instead) an applied completion lowers the work
+  // index entry when it handed a lane on or wrote unsettled children.
   CompleteResult apply_completion(const std::string& sid, const CompletionPlan& plan,
                                   std::int64_t index, std::int64_t attempt,
-                                  const std::vector<ChildEvent>& events, std::int64_t now) {
+                                  const std::vector<ChildEvent>& events, bool index_work,
+                                  std::int64_t now) {
     if (plan.kind == CompletionPlan::superseded) return {CompleteVerdict::superseded, {}, {}};
     MemorySession& s = *find_session(sid);  // A replay or an apply has a parent row.
     CompleteResult result{CompleteVerdict::completed, {}, {}};
@@ -898,6 +935,9 @@ class MemoryStore final : public Store {
     parent.claim_expires_at.reset();
     s.pending.erase(index);
     release_pins(s, index);
+    // The lane passed to its next pending event: claimable now (its available_at not looked at).
+    std::optional<std::int64_t> work_at;
+    if (has_lane_successor(s, index)) work_at = now;
 
     // 8. Children, enqueued after the handoff.
     const std::int64_t base = s.head;
@@ -909,9 +949,25 @@ class MemoryStore final : public Store {
                                     EventCause{index, attempt}, c.lane, c.settled, now),
                             c.available_at_ms, now),
                   c.settled, now);
-      result.events.push_back(s.events.at(child));
+      const StoredEvent& written = s.events.at(child);
+      if (!written.processed_at) work_at = earliest(work_at, written.available_at.value_or(now));
+      result.events.push_back(written);
     }
+    if (index_work && work_at) core_->work.lower(sid, *work_at);
     return result;
+  }
+
+  // Whether another pending event (above the boundary) shares the lane of event `index`.
+  static bool has_lane_successor(const MemorySession& s, std::int64_t index) {
+    const StoredEvent& e = s.events.at(index);
+    if (!e.lane) return false;
+    for (std::int64_t other : s.pending)
+      if (other != index && s.events.at(other).lane == e.lane) return true;
+    return false;
+  }
+
+  static std::optional<std::int64_t> earliest(std::optional<std::int64_t> a, std::int64_t b) {
+    return std::min(a.value_or(b), b);
   }
 
   // Ready events, ascending: pending, not dead-lettered, and unlaned or the lowest-index pending
