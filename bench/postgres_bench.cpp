@@ -230,6 +230,66 @@ int run(const a2::bench::Args& args) {
       "itself.");
   auto& blocks = suite.blocks;
 
+  // ---- Growth: find_work as idle sessions grow (work discovery). ----
+  // Two schemas of their own: "100 sessions with work" and the same plus 10,000 idle sessions
+  // (each holds one settled event, as a finished session does: no work index entry). find_work
+  // due now, limit 256 (one page of the 100 entries), in interleaved rounds.
+  note("growth: find_work");
+  std::vector<a2::bench::Block> find_blocks(2);
+  std::vector<std::unique_ptr<a2::Store>> find_stores;
+  const std::vector<std::string> find_states = {"100 sessions with work",
+                                                "100 with work + 10k idle sessions"};
+  for (int k = 0; k < 2; ++k) {
+    find_stores.push_back(a2::postgres::open({.connection = connection,
+                                              .schema = schema + "_find" + std::to_string(k),
+                                              .pool_size = kPool}));
+    auto& fs = *find_stores.back();
+    for (int i = 0; i < 100; ++i)
+      (void)fs.append("work-" + std::to_string(i), a2::bench::events(1, i, false));
+    if (k == 1)
+      (void)a2::bench::run_threads(static_cast<int>(kPool), {std::chrono::hours(1), 10000 / 16 + 1},
+                                   [&](int t, std::int64_t i) {
+                                     const auto n = t * (10000 / 16 + 1) + i;
+                                     if (n < 10000)
+                                       (void)fs.append("idle-" + std::to_string(n),
+                                                       a2::bench::events(1, n, true));
+                                   });
+  }
+  for (int r = 0; r < 10; ++r)
+    for (int j = 0; j < 2; ++j) {
+      const int k = (j + r) % 2;
+      auto& fs = *find_stores[static_cast<std::size_t>(k)];
+      find_blocks[static_cast<std::size_t>(k)].merge(
+          meter.measure(1, {args.ms(500), 2000}, [&](int, std::int64_t) {
+            const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+            auto page = fs.find_work({.after = std::nullopt, .due_by_ms = now, .limit = 256});
+            if (page.sessions.size() != 100)
+              throw std::runtime_error("find_work returned " +
+                                       std::to_string(page.sessions.size()) + " sessions, not 100");
+          }));
+    }
+  {
+    a2::bench::Table find_table({"operation", "state", "ops", "ops/s", "p50 µs", "p99 µs",
+                                 "server ms/op", "ops/s vs 100", "server ms/op vs 100"});
+    for (std::size_t k = 0; k < 2; ++k) {
+      auto& b = find_blocks[k];
+      find_table.add({"find_work (due now, limit 256)", find_states[k], std::to_string(b.m.ops),
+                      fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0),
+                      fmt(b.m.latency.p99_us(), 0), fmt(b.per_op("exec_ms"), 3),
+                      percent(b.m.ops_per_s(), find_blocks[0].m.ops_per_s()),
+                      percent(b.per_op("exec_ms"), find_blocks[0].per_op("exec_ms"))});
+    }
+    std::cout << "### find_work as idle sessions grow (1 thread)\n\n"
+              << "10 interleaved rounds of at most 2000 calls or " << args.ms(500).count()
+              << " ms per block, summed. Each call reads one page of the work index (the 100 "
+                 "sessions with work); idle sessions (one settled event each) have no entry, "
+                 "so the page should cost the same.\n\n";
+    find_table.print();
+  }
+
+
   // ---- Which statements one operation runs. ----
   Table statements({"operation", "top-level statements the server executed (calls)",
                      "statements", "client round trips"});
@@ -499,13 +559,29 @@ int run(const a2::bench::Args& args) {
   targets.add({"(no target) a2 append 1 vs the protocol floor, 1 / 16 threads",
                percent(ours1, p1.floor.tps) + " / " + percent(ours16, p16.floor.tps), "-"});
   a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "");
+  {
+    auto& base = find_blocks[0];
+    auto& grown = find_blocks[1];
+    const bool by_server = have_statements && base.per_op("exec_ms") > 0;
+    const double ratio = by_server ? grown.per_op("exec_ms") / base.per_op("exec_ms")
+                                   : base.m.ops_per_s() / std::max(grown.m.ops_per_s(), 1e-9);
+    targets.add({"find_work (due now, limit 256) with 10k idle sessions within 10% of 100 sessions",
+                 (by_server ? "server time/op " +
+                                  percent(grown.per_op("exec_ms"), base.per_op("exec_ms")) + " ("
+                            : std::string("(")) +
+                     "ops/s " + percent(grown.m.ops_per_s(), base.m.ops_per_s()) + ")",
+                 ratio <= 1.1 ? "yes" : "no"});
+  }
   std::cout << "### Postgres targets\n\n";
   targets.print();
 
   store->close();
+  for (auto& fs : find_stores) fs->close();
   if (!server) {
     pqxx::nontransaction tx(admin);
     tx.exec("drop schema if exists \"" + schema + "\" cascade");
+    for (int k = 0; k < 2; ++k)
+      tx.exec("drop schema if exists \"" + schema + "_find" + std::to_string(k) + "\" cascade");
   }
   return 0;
 }

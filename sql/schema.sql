@@ -144,6 +144,17 @@ create table if not exists a2_presence (
   primary key (ns, participant)
 );
 
+-- The work index (an a2 extension, docs/postgres-layout.md#a2_work): at most one row per
+-- session, next_at the time from which the session may have claimable work. Kept by a2's write
+-- functions (each with at most one statement), paged by find_work.sql in (next_at, session_id
+-- bytewise) order, repaired by a2_sweep_work for rows the original package wrote. The original
+-- package neither reads nor writes it. Additive: it stays schema version 2.
+create table if not exists a2_work (
+  session_id text   primary key,
+  next_at    bigint not null
+);
+create index if not exists a2_work_due on a2_work (next_at, session_id collate "C");
+
 -- One row per schema version applied to this data: a version-1 schema migrated in place keeps
 -- its row 1 and gets 2. open() requires max(version) = 2 (src/postgres/postgres_store.cpp).
 insert into a2_schema_version (version) values (2) on conflict (version) do nothing;
@@ -362,9 +373,12 @@ begin
      );
 end $$;
 
--- Hands lane `l` to its lowest unfinished event of the current lifetime.
-create or replace function a2_lane_handoff(s text, l text, ci bigint) returns void
+-- Hands lane `l` to its lowest unfinished event of the current lifetime; true when there was one
+-- (the work index's "handed a lane to its next pending event").
+create or replace function a2_lane_pass(s text, l text, ci bigint) returns boolean
 language plpgsql as $$
+declare
+  handed boolean;
 begin
   update a2_events set lane_ready = true
    where session_id = s
@@ -372,7 +386,16 @@ begin
        select idx from a2_events
         where session_id = s and lane = l and processed_at is null and idx > ci
         order by idx limit 1
-     );
+     )
+  returning true into handed;
+  return coalesce(handed, false);
+end $$;
+
+-- a2_lane_pass without its answer.
+create or replace function a2_lane_handoff(s text, l text, ci bigint) returns void
+language plpgsql as $$
+begin
+  perform a2_lane_pass(s, l, ci);
 end $$;
 
 -- append, the common case: one unsettled event without cause, lane or origin. Its only possible
@@ -405,7 +428,11 @@ begin
     return;
   end if;
   r_has_pending := true;
-  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  -- Work index: lower(E, now) (the event is unsettled and claimable at once).
+  insert into a2_work as w (session_id, next_at) values (s, now_ms)
+  on conflict (session_id) do update set next_at = excluded.next_at
+   where excluded.next_at < w.next_at;
+  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end), pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
 end $$;
 
 -- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
@@ -535,7 +562,19 @@ begin
   r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads,
                               new_cause_indexes, new_cause_attempts, new_lanes, new_settled,
                               new_available_at, null);
-  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  -- Work index: lower(E, t), t the earliest of the unsettled events' available_at (now when not
+  -- later); a settled batch leaves it alone.
+  insert into a2_work as w (session_id, next_at)
+  select s, min(greatest(coalesce(t.available_at, now_ms), now_ms))
+    from unnest(new_settled, new_available_at) t(settled, available_at)
+   where not coalesce(t.settled, false)
+  having count(*) > 0
+  on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+  if found then
+    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end), pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  else
+    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  end if;
   r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
 end $$;
 
@@ -592,6 +631,25 @@ begin
     r_verdict := 'claimed';
     r_events := rows_claimed;
     r_clear_index := ci;
+    -- Work index (not for a claim with exclusions): stopped at max_events, the rest unseen:
+    -- lower(E, now); else E := the earliest busy time of the ready rows, the ones just claimed
+    -- (their lease end) included: exactly when the next claim can succeed.
+    if coalesce(cardinality(excluded_indexes), 0) = 0 then
+      insert into a2_work as w (session_id, next_at)
+      select s, case when cardinality(rows_claimed) = max_events then now_ms else least(expires, (
+        select min(case when busy.claim_expires_at > now_ms then busy.claim_expires_at
+                        else busy.available_at end)
+          from a2_events busy
+         where busy.session_id = s
+           and busy.processed_at is null
+           and busy.failed_at is null
+           and busy.lane_ready
+           and busy.idx > ci
+           and (busy.claim_expires_at > now_ms or busy.available_at > now_ms))) end
+      on conflict (session_id) do update
+        set next_at = case when cardinality(rows_claimed) = max_events
+                           then least(w.next_at, excluded.next_at) else excluded.next_at end;
+    end if;
     return;
   end if;
   -- Q10: excluded events count neither as claimable nor as busy. A held candidate contributes
@@ -608,9 +666,18 @@ begin
   if retry is not null then
     r_verdict := 'busy';
     r_retry_at := retry;
+    -- Work index: E := retry_at (not for a claim with exclusions).
+    if coalesce(cardinality(excluded_indexes), 0) = 0 then
+      insert into a2_work as w (session_id, next_at) values (s, retry)
+      on conflict (session_id) do update set next_at = excluded.next_at;
+    end if;
     return;
   end if;
   r_verdict := 'settled';
+  -- Work index: nothing claimable or held, remove the entry (not for a claim with exclusions).
+  if coalesce(cardinality(excluded_indexes), 0) = 0 then
+    delete from a2_work where session_id = s;
+  end if;
 end $$;
 
 -- renew_claims. The claims are parallel arrays of indexes and attempts. Returns r_renewed and
@@ -705,6 +772,12 @@ begin
   end loop;
   r_released := released;
   r_not_held := not_held;
+  -- Work index and signal: a released event is claimable again at once: lower(E, now).
+  if cardinality(released) > 0 then
+    insert into a2_work as w (session_id, next_at) values (s, now_ms)
+    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  end if;
 end $$;
 
 -- A completion whose parent row is missing: superseded (the caller returns) when a clear has
@@ -719,14 +792,18 @@ begin
   end if;
 end $$;
 
--- complete_attempt. The children are parallel arrays in order: ids, types, payloads (a jsonb
--- array), lanes, settled, available_at (null: none). Returns r_verdict (completed|superseded) and the children's rows in
--- r_events.
-create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
-                                               new_ids text[], new_types text[],
-                                               new_payloads jsonb, new_lanes text[],
-                                               new_settled boolean[], new_available_at bigint[],
-                                               out r_verdict text, out r_events a2_events[])
+-- One completion: the one copy of the completion rules, run by a2_complete_attempt and by
+-- a2_complete_attempts for each completion. The children are parallel arrays in order: ids,
+-- types, payloads (a jsonb array), lanes, settled, available_at (null: none). Returns r_verdict
+-- (completed|superseded), the children's rows in r_events, and r_work_at: the time t of the
+-- work index's lower(E, t) when the completion wrote unsettled children or handed its lane to a
+-- next pending event (else null); the caller applies it (or, with claim_next, the claim does).
+create or replace function a2_complete_one(s text, i bigint, attempt bigint, now_ms bigint,
+                                           new_ids text[], new_types text[],
+                                           new_payloads jsonb, new_lanes text[],
+                                           new_settled boolean[], new_available_at bigint[],
+                                           out r_verdict text, out r_events a2_events[],
+                                           out r_work_at bigint)
 language plpgsql as $$
 declare
   ids text[] := coalesce(new_ids, '{}');
@@ -834,8 +911,8 @@ begin
   if exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i) then
     perform a2_release_pins(s, i);
   end if;
-  if parent.lane is not null then
-    perform a2_lane_handoff(s, parent.lane, ci);
+  if parent.lane is not null and a2_lane_pass(s, parent.lane, ci) then
+    r_work_at := now_ms;
   end if;
   r_verdict := 'completed';
   if cardinality(ids) = 0 then
@@ -845,20 +922,46 @@ begin
   r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
                               new_lanes, new_settled, new_available_at,
                               jsonb_build_object('index', i, 'attempt', attempt));
+  -- The unsettled children's earliest time (available_at when later than now, else now).
+  r_work_at := least(r_work_at, (
+    select min(greatest(coalesce(t.available_at, now_ms), now_ms))
+      from unnest(new_settled, new_available_at) t(settled, available_at)
+     where not coalesce(t.settled, false)));
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+-- complete_attempt: a2_complete_one, then the work index's lower(E, t) and the work signal when
+-- the completion wrote unsettled children or handed its lane on. Returns r_verdict and r_events.
+create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
+                                               new_ids text[], new_types text[],
+                                               new_payloads jsonb, new_lanes text[],
+                                               new_settled boolean[], new_available_at bigint[],
+                                               out r_verdict text, out r_events a2_events[])
+language plpgsql as $$
+declare
+  work_at bigint;
+begin
+  select one.r_verdict, one.r_events, one.r_work_at into r_verdict, r_events, work_at
+    from a2_complete_one(s, i, attempt, now_ms, new_ids, new_types, new_payloads, new_lanes,
+                         new_settled, new_available_at) one;
+  if work_at is not null then
+    insert into a2_work as w (session_id, next_at) values (s, work_at)
+    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  end if;
 end $$;
 
 -- complete_attempts (an a2 extension): many completions of one session in one call, then
 -- optionally claim_next. The completions are parallel arrays in list order (indexes, attempts,
 -- child_counts: how many children each has); the children are flattened in list order as in
--- a2_complete_attempt (ids, types, lanes, settled, available_at), except new_payloads, a jsonb
+-- a2_complete_one (ids, types, lanes, settled, available_at), except new_payloads, a jsonb
 -- array holding one array of payloads per completion. holder null: no claim_next; else expires
 -- and max_events are the claim's. Returns one element per reply row in r_parts, r_verdicts and
 -- r_events (parallel): part k (1-based) for completion k, its verdict, and its children's rows
 -- (one element with a null row when it has none); then part 0, the claim's verdict and its
 -- rows, with r_retry_at and r_clear_index.
 --
--- Each completion runs a2_complete_attempt (the one copy of the completion rules) in list
+-- Each completion runs a2_complete_one (the one copy of the completion rules) in list
 -- order, so it gets exactly the verdict and effects the single call would give it at its place
 -- in the list; the first error raises and rolls the whole call back. That is the "errors first,
 -- against the state at the start of the call" rule of docs/semantics.md#complete_attempts: a
@@ -867,7 +970,7 @@ end $$;
 -- before the call), except "no event at an index", which is therefore decided from the rows
 -- locked at the start (an index naming a child of an earlier completion is above the head
 -- then). Lock order: every parent row first, in index order (the order claims lock in), then
--- the session lock, taken by the first completion that applies (as a2_complete_attempt takes
+-- the session lock, taken by the first completion that applies (as a2_complete_one takes
 -- them); docs/postgres-layout.md#locking.
 create or replace function a2_complete_attempts(s text, now_ms bigint,
                                                 completion_indexes bigint[],
@@ -891,6 +994,7 @@ declare
   part_rows a2_events[];
   one_row a2_events;
   out_n integer := 0;
+  work_at bigint;
 begin
   r_parts := '{}';
   r_verdicts := '{}';
@@ -907,8 +1011,9 @@ begin
   for k in 1 .. n loop
     last_child := first_child + coalesce(child_counts[k], 0)::integer - 1;
     if present[k] then
-      select done.r_verdict, done.r_events into verdict, part_rows
-        from a2_complete_attempt(s, completion_indexes[k], completion_attempts[k], now_ms,
+      select done.r_verdict, done.r_events, least(work_at, done.r_work_at)
+        into verdict, part_rows, work_at
+        from a2_complete_one(s, completion_indexes[k], completion_attempts[k], now_ms,
                                  coalesce(new_ids[first_child:last_child], '{}'),
                                  coalesce(new_types[first_child:last_child], '{}'),
                                  coalesce(new_payloads->(k - 1), '[]'::jsonb),
@@ -937,9 +1042,16 @@ begin
     first_child := last_child + 1;
   end loop;
   if holder is null then
+    -- Work index and signal: lower(E, t) for the children and lane handoffs of the call.
+    if work_at is not null then
+      insert into a2_work as w (session_id, next_at) values (s, work_at)
+      on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+      perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+    end if;
     return;
   end if;
-  -- claim_next: claim_available's own function, after the completions.
+  -- claim_next: claim_available's own function, after the completions; the work index gets
+  -- the claim's update only.
   select claim.r_verdict, claim.r_retry_at, claim.r_clear_index, claim.r_events
     into verdict, r_retry_at, r_clear_index, part_rows
     from a2_claim_available(s, holder, now_ms, expires, '{}'::bigint[], max_events) claim;
@@ -1023,9 +1135,26 @@ begin
   if dead then
     perform a2_release_pins(s, i);
     r_verdict := 'dead_lettered';
+    -- Work index and signal: lower(E, now) only when the lane has a next pending event.
+    insert into a2_work as w (session_id, next_at)
+    select s, now_ms
+     where cur.lane is not null
+       and (select next_row.idx from a2_events next_row
+             where next_row.session_id = s and next_row.lane = cur.lane
+               and next_row.processed_at is null and next_row.idx > i
+             order by next_row.idx limit 1) is not null
+    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+    if found then
+      perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+    end if;
     return;
   end if;
   r_verdict := 'failed';
+  -- Work index and signal: lower(E, the retry time, or now).
+  insert into a2_work as w (session_id, next_at)
+  values (s, case when retry_at > now_ms then retry_at else now_ms end)
+  on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+  perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
 end $$;
 
 -- redrive. action: retry|skip. Returns r_redriven and r_has_pending.
@@ -1060,6 +1189,13 @@ begin
     end if;
   end if;
   r_redriven := is_dead;
+  -- Work index and signal: a retried event is claimable at once, a skip hands its lane on:
+  -- lower(E, now).
+  if is_dead then
+    insert into a2_work as w (session_id, next_at) values (s, now_ms)
+    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  end if;
   -- "Is anything pending": the ordered first entry of a2_events_pending (see the header).
   r_has_pending := (
     select idx from a2_events
@@ -1240,6 +1376,8 @@ begin
   end if;
   insert into a2_clears (session_id, clear_index) values (s, marker)
   on conflict (session_id) do update set clear_index = excluded.clear_index;
+  -- Work index: the new lifetime has no work yet.
+  delete from a2_work where session_id = s;
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
   r_cleared := true; r_index := marker; r_clear_index := marker;
 end $$;
@@ -1330,4 +1468,35 @@ begin
   end if;
   return coalesce((select jsonb_object_agg(participant, state) from a2_presence
                     where ns = s and expires_at > now_ms), '{}'::jsonb);
+end $$;
+
+-- sweep_work (an a2 extension): one pass of the safety sweep. For every session with ready
+-- events of the current lifetime (read through the partial index a2_events_pending, so its
+-- cost follows unfinished work, not history), the earliest time one can be claimed (a held
+-- event: its lease end; a delayed one: its available_at; any other: now_ms), as the claim's
+-- busy time reads it; lowers the session's a2_work entry to it when missing or later. Returns
+-- the entries it added or moved. Sessions are written in session order, so two sweeps at once
+-- lock a2_work rows in one order.
+create or replace function a2_sweep_work(now_ms bigint)
+returns table (r_session_id text, r_at bigint) language plpgsql as $$
+begin
+  return query
+  with due as (
+    select e.session_id,
+           min(case when e.claim_expires_at > now_ms then e.claim_expires_at
+                    when e.available_at > now_ms then e.available_at
+                    else now_ms end) as at
+      from a2_events e
+     where e.processed_at is null
+       and e.failed_at is null
+       and e.lane_ready
+       and e.idx > coalesce((select c.clear_index from a2_clears c
+                              where c.session_id = e.session_id), 0)
+     group by e.session_id
+  )
+  insert into a2_work as w (session_id, next_at)
+  select due.session_id, due.at from due order by due.session_id
+  on conflict (session_id) do update set next_at = excluded.next_at
+   where excluded.next_at < w.next_at
+  returning w.session_id, w.next_at;
 end $$;

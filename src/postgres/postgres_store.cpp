@@ -24,16 +24,19 @@
 #include "postgres/calls/complete_attempt.hpp"
 #include "postgres/calls/complete_attempts.hpp"
 #include "postgres/calls/fail_attempt.hpp"
+#include "postgres/calls/find_work.hpp"
 #include "postgres/calls/patch_presence.hpp"
 #include "postgres/calls/put_snapshots.hpp"
 #include "postgres/calls/reclaim.hpp"
 #include "postgres/calls/redrive.hpp"
 #include "postgres/calls/release_claims.hpp"
 #include "postgres/calls/renew_claims.hpp"
+#include "postgres/calls/sweep_work.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/errors.hpp"
 #include "postgres/postgres_feed.hpp"
 #include "postgres/rows.hpp"
+#include "postgres/work_watch.hpp"
 
 namespace a2::postgres {
 namespace {
@@ -184,14 +187,26 @@ class PostgresStore final : public Store {
     });
   }
 
-  // Work discovery: not implemented yet on this branch (issue 10 item 7).
-  WorkPage do_find_work(const FindWorkRequest&) override {
-    throw Unavailable("a2 postgres find_work: not implemented yet");
+  // Work discovery (docs/postgres-layout.md#a2_work): the index is kept by the write functions.
+  WorkPage do_find_work(const FindWorkRequest& request) override {
+    const auto call = calls::FindWork::of(request);
+    return pool_->run("find_work", [&](pqxx::connection_base& conn) {
+      pqxx::nontransaction tx(conn);
+      return call.decode(call.exec(tx));
+    });
   }
-  SweepResult do_sweep_work() override { throw Unavailable("a2 postgres sweep_work: not implemented yet"); }
-  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions&) override {
-    throw Unavailable("a2 postgres watch_work: not implemented yet");
+
+  SweepResult do_sweep_work() override {
+    return write("sweep_work", calls::SweepWork{clock().now_ms()});
   }
+
+  std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& options) override {
+    auto notifier = notifier_;
+    return std::make_unique<detail::PostgresWorkWatch>(
+        pool_, [this] { return do_sweep_work(); }, [notifier] { return notifier->stopped(); },
+        options.sweep_interval);
+  }
+
   HeadResult do_head(const std::string& s) override {
     return pool_->run("head", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
