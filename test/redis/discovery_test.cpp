@@ -91,17 +91,6 @@ long long touching(const std::vector<std::string>& lines, const std::string& key
   });
 }
 
-// calls= of one command in INFO commandstats (0 when absent).
-long long calls_of(Raw& raw, const std::string& command) {
-  auto info = raw.get({"INFO", "commandstats"}).value_or("");
-  std::istringstream lines(info);
-  std::string line;
-  const std::string prefix = "cmdstat_" + command + ":calls=";
-  while (std::getline(lines, line))
-    if (line.rfind(prefix, 0) == 0) return std::stoll(line.substr(prefix.size()));
-  return 0;
-}
-
 TEST_CASE("each write changes the work index with at most one command inside its script",
           "[redis][discovery]") {
   const auto p = unique_prefix("wcost");

@@ -9,17 +9,6 @@ namespace a2::redis_test {
 namespace {
 using namespace a2::conformance;
 
-// calls= of one command in INFO commandstats (0 when absent).
-long long calls_of(Raw& raw, const std::string& command) {
-  auto info = raw.get({"INFO", "commandstats"}).value_or("");
-  std::istringstream lines(info);
-  std::string line;
-  const std::string prefix = "cmdstat_" + command + ":calls=";
-  while (std::getline(lines, line))
-    if (line.rfind(prefix, 0) == 0) return std::stoll(line.substr(prefix.size()));
-  return 0;
-}
-
 TEST_CASE("operations load a script only after NOSCRIPT and never send EVAL", "[redis][scripts]") {
   auto f = open_fixture(unique_prefix("noscript"));
   Raw raw;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -131,5 +132,16 @@ class Raw {
  private:
   redisContext* context_ = nullptr;
 };
+
+// calls= of one command in INFO commandstats (0 when absent).
+inline long long calls_of(Raw& raw, const std::string& command) {
+  auto info = raw.get({"INFO", "commandstats"}).value_or("");
+  std::istringstream lines(info);
+  std::string line;
+  const std::string prefix = "cmdstat_" + command + ":calls=";
+  while (std::getline(lines, line))
+    if (line.rfind(prefix, 0) == 0) return std::stoll(line.substr(prefix.size()));
+  return 0;
+}
 
 }  // namespace a2::redis_test
