@@ -26,6 +26,9 @@
 
 namespace a2::postgres::detail {
 
+// A LISTEN connection (a feed's, a work watch's) that was lost connects again after this.
+inline constexpr auto kReconnectDelay = std::chrono::milliseconds(1000);
+
 struct Settings {
   std::string connection;
   std::string schema;  // A validated plain identifier.

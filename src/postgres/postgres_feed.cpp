@@ -21,8 +21,7 @@ class Receiver final : public pqxx::notification_receiver {
   Notifier& notifier_;
 };
 
-constexpr auto kListenPoll = std::chrono::milliseconds(200);       // Stop latency of the thread.
-constexpr auto kReconnectDelay = std::chrono::milliseconds(1000);  // After a lost LISTEN.
+constexpr auto kListenPoll = std::chrono::milliseconds(200);  // Stop latency of the thread.
 
 }  // namespace
 

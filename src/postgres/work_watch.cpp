@@ -13,8 +13,6 @@ namespace {
 
 // The longest a wait() blocks on the socket before it looks at cancel() and the sweep again.
 constexpr auto kSlice = std::chrono::milliseconds(50);
-// The pause before connecting again after the LISTEN connection was lost or refused.
-constexpr auto kReconnectDelay = std::chrono::milliseconds(1000);
 
 }  // namespace
 

@@ -33,7 +33,7 @@ std::string percent_decode(const std::string& url, const std::string& s) {
   return out;
 }
 
-int parse_number(const std::string& url, const std::string& s, int max, const char* what) {
+int parse_url_number(const std::string& url, const std::string& s, int max, const char* what) {
   if (s.empty() || s.size() > 9) bad_url(url, std::string("has a bad ") + what);
   for (char c : s)
     if (c < '0' || c > '9') bad_url(url, std::string("has a bad ") + what);
@@ -94,7 +94,7 @@ Endpoint parse_url(const std::string& url) {
       std::string query = rest.substr(q + 1);
       rest = rest.substr(0, q);
       if (query.rfind("db=", 0) != 0) bad_url(url, "has an unknown query");
-      e.db = parse_number(url, query.substr(3), 1 << 20, "database number");
+      e.db = parse_url_number(url, query.substr(3), 1 << 20, "database number");
     }
     if (rest.empty() || rest[0] != '/') bad_url(url, "needs an absolute socket path");
     e.unix_path = percent_decode(url, rest);
@@ -142,10 +142,10 @@ Endpoint parse_url(const std::string& url) {
   }
   if (e.host.empty()) bad_url(url, "has no host");
   if (!port.empty()) {
-    e.port = parse_number(url, port, 65535, "port");
+    e.port = parse_url_number(url, port, 65535, "port");
     if (e.port == 0) bad_url(url, "has a bad port");
   }
-  if (!path.empty()) e.db = parse_number(url, path, 1 << 20, "database number");
+  if (!path.empty()) e.db = parse_url_number(url, path, 1 << 20, "database number");
   return e;
 }
 

@@ -21,6 +21,11 @@
 
 namespace a2::redis::detail {
 
+// A subscription (a feed's, a work watch's) that lost its connection subscribes again after a
+// backoff between these.
+inline constexpr auto kResubscribeMin = std::chrono::milliseconds(50);
+inline constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
+
 using a2::detail::kFeedPageSize;
 using a2::detail::kReadPageSize;
 inline constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip.

@@ -17,9 +17,6 @@ namespace a2::redis::detail {
 namespace {
 
 constexpr auto kFeedWaitSlice = std::chrono::milliseconds(50);  // cancel()/close() latency.
-// A feed that lost its subscription subscribes again after a backoff between these.
-constexpr auto kResubscribeMin = std::chrono::milliseconds(50);
-constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
 
 // SUBSCRIBEs to the session's notify channel on its own connection before the first catch-up
 // read, so no wake-up published after that read is missed. A wake-up whose first entry is

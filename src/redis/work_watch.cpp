@@ -21,9 +21,6 @@ namespace a2::redis::detail {
 namespace {
 
 constexpr auto kWaitSlice = std::chrono::milliseconds(50);  // cancel()/close() latency.
-// A watch that lost its connection subscribes again after a backoff between these.
-constexpr auto kResubscribeMin = std::chrono::milliseconds(50);
-constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
 
 using SteadyClock = std::chrono::steady_clock;
 
