@@ -298,14 +298,18 @@ int run(const a2::bench::Args& args) {
   constexpr std::size_t kPool = 16;
   // On a server of the caller's, a prefix of our own (the keys are left behind).
   std::string prefix = server ? "bench" : "a2bench-" + std::to_string(::getpid());
-  auto store = a2::redis::open({.url = url,
-                                .key_prefix = prefix,
-                                .pool_size = kPool,
-                                .connect_timeout = std::chrono::milliseconds(2000),
-                                .command_timeout = std::chrono::milliseconds(30000),
-                                .clock = nullptr,
-                                .ids = nullptr,
-                                .feed_safety_poll = std::chrono::milliseconds(1000)});
+  // Every store of the benchmark: the pool size above and generous timeouts.
+  auto open_prefix = [&](const std::string& p) {
+    return a2::redis::open({.url = url,
+                            .key_prefix = p,
+                            .pool_size = kPool,
+                            .connect_timeout = std::chrono::milliseconds(2000),
+                            .command_timeout = std::chrono::milliseconds(30000),
+                            .clock = nullptr,
+                            .ids = nullptr,
+                            .feed_safety_poll = std::chrono::milliseconds(1000)});
+  };
+  auto store = open_prefix(prefix);
   a2::bench::Meter meter([&] { return snapshot(admin); });
 
   // Warm-up: every operation used below runs once (the first use of a script may load it), and
@@ -610,16 +614,6 @@ int run(const a2::bench::Args& args) {
   // sessions (docs/redis-layout.md#work-index). Two key prefixes of their own on the same server,
   // measured in interleaved rounds, so both see the same machine load.
   note("work discovery: find_work with 100 sessions with work, and beside 10k idle sessions");
-  auto open_prefix = [&](const std::string& p) {
-    return a2::redis::open({.url = url,
-                            .key_prefix = p,
-                            .pool_size = kPool,
-                            .connect_timeout = std::chrono::milliseconds(2000),
-                            .command_timeout = std::chrono::milliseconds(30000),
-                            .clock = nullptr,
-                            .ids = nullptr,
-                            .feed_safety_poll = std::chrono::milliseconds(1000)});
-  };
   auto work_only = open_prefix(prefix + "work");
   auto work_idle = open_prefix(prefix + "workidle");
   constexpr int kWorkSessions = 100;

@@ -63,14 +63,6 @@ void require_nothing_to_sweep(Store& store) {
   REQUIRE(swept.indexed.empty());
 }
 
-NewEvent at(NewEvent e, std::int64_t at_ms) {
-  e.available_at_ms = at_ms;
-  return e;
-}
-ChildEvent at(ChildEvent c, std::int64_t at_ms) {
-  c.available_at_ms = at_ms;
-  return c;
-}
 ChildEvent settled_child(std::string id) {
   ChildEvent c = child(std::move(id));
   c.settled = true;

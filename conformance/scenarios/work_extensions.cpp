@@ -39,15 +39,6 @@ FailResult fail_retry(Store& store, std::int64_t index, std::int64_t attempt,
                              .retry_at_ms = retry_at_ms});
 }
 
-// Scheduled work: an event or child claimable from `at`.
-NewEvent at(NewEvent e, std::int64_t at_ms) {
-  e.available_at_ms = at_ms;
-  return e;
-}
-ChildEvent at(ChildEvent c, std::int64_t at_ms) {
-  c.available_at_ms = at_ms;
-  return c;
-}
 
 }  // namespace
 

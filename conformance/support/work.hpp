@@ -63,4 +63,14 @@ inline Json picture(Store& store) {
   return j;
 }
 
+// Scheduled work: an event or child claimable from `at_ms`.
+inline NewEvent at(NewEvent e, std::int64_t at_ms) {
+  e.available_at_ms = at_ms;
+  return e;
+}
+inline ChildEvent at(ChildEvent c, std::int64_t at_ms) {
+  c.available_at_ms = at_ms;
+  return c;
+}
+
 }  // namespace a2::conformance
