@@ -53,6 +53,9 @@ struct ReleaseRequest {
   std::string session_id{};
   std::string holder{};
   std::vector<ClaimRef> claims{};
+  // The released events are not claimable before this time (ms): a snooze, "run it again
+  // later" without counting a failure. Unset or not after now: available again at once.
+  std::optional<std::int64_t> available_at_ms{};
 };
 
 // A position in the work index (find_work): the last session of a page, exclusive.

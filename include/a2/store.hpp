@@ -141,13 +141,16 @@ class Store {
 
   // Ends the listed leases now without counting a failure: each claim is released (the event
   // is available again at once; its next claim is the next attempt) or not_held (another
-  // attempt, another holder, a lapsed lease, finished, cleared). docs/semantics.md#release_claims.
+  // attempt, another holder, a lapsed lease, finished, cleared). With available_at_ms after now
+  // the released events wait until then (a snooze). docs/semantics.md#release_claims.
   // Throws InvalidArgument, Unavailable. One round trip. Retry-safe: a repeat reports not_held.
   ReleaseResult release_claims(const ReleaseRequest& request) {
     constexpr std::string_view op = "release_claims";
     detail::check_session_id(op, request.session_id);
     detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
     detail::check_claims(op, request.claims);
+    if (request.available_at_ms)
+      detail::check_integer(op, "available_at_ms", *request.available_at_ms, 0);
     ensure_open(op);
     if (request.claims.empty()) return {};
     return do_release_claims(request);
@@ -422,6 +425,11 @@ class Store {
     if (!closed_.exchange(true)) do_close();
   }
   bool closed() const noexcept { return closed_.load(); }
+
+  // The time by the store's clock (Options::clock), in ms since the Unix epoch: the time its
+  // leases, delays and work index are judged by. A worker computes lease ends and retry times
+  // from it, so a ManualClock drives both.
+  std::int64_t now_ms() const { return clock_->now_ms(); }
 
  protected:
   Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids)
