@@ -34,7 +34,9 @@ local FAST_PATH = true
 local fast_ready, fast_bounds = nil, nil
 local limit = tonumber(ARGV[4])  -- nil: no limit.
 if FAST_PATH and ARGV[5] == '0' then
-  fast_ready = redis.call('ZRANGE', KEYS[5], 0, -1)
+  -- At most 101 entries: the fast path takes at most 100; a longer set goes to the general
+  -- path, which reads it in chunks when the claim is bounded.
+  fast_ready = redis.call('ZRANGE', KEYS[5], 0, 100)
   local count = #fast_ready
   -- The work index entry: the session id is the counter key's text between the prefix and
   -- ':count' (lua/lib/work.lua).
@@ -138,6 +140,7 @@ if FAST_PATH and ARGV[5] == '0' then
     redis.call('ZREM', WORK, session)
     return { 'settled' }
   end
+  if count > 100 then fast_ready = nil end  -- Only part of the set was read.
 end
 --#include meta.lua
 --#include claim.lua

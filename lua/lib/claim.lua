@@ -4,7 +4,8 @@
 -- (docs/semantics.md#claim_next). The including script binds COUNTER, META and SPLIT and
 -- includes META_LUA; it binds WORK too (p:work, WORK_LUA).
 -- claim(log, ready, holder, now, expires_at, limit, excluded, fast_ready): `ready` is the key of
--- the ready set (read with ZRANGE unless `fast_ready` holds that reply already), `now` and
+-- the ready set (read with ZRANGE unless `fast_ready` holds that reply already: the whole set,
+-- or with a limit in chunks of max(64, 2 * limit) ranks until the limit is reached), `now` and
 -- `expires_at` are the decimal texts of the arguments, `limit` the maximum number of claims (nil:
 -- no limit), `excluded` a set of index texts to ignore. Returns the reply of claim_available.lua:
 -- { 'claimed', count, (11 columns) x count, boundary } | { 'busy', retryAt } | { 'settled' } |
@@ -21,49 +22,69 @@
 --#include work.lua
 local function claim(log, ready_key, holder, now_text, expires_at, limit, excluded, fast_ready,
                      indexed)
-  local ready = fast_ready or redis.call('ZRANGE', ready_key, 0, -1)
-  local candidates = {}
-  for _, field in ipairs(ready) do
-    if not excluded[field] then candidates[#candidates + 1] = field end
-  end
-  local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa', 'av' })
   local claimed = {}
   local retry_at = nil
   local now = tonumber(now_text)
-  for _, field in ipairs(candidates) do
-    local row = rows[field]
-    local expires = tonumber(row[1] or '0')
-    local available = tonumber(row[8] or '0')
-    if expires > now then
-      if not retry_at or expires < retry_at then retry_at = expires end
-    elseif available > now then
-      if not retry_at or available < retry_at then retry_at = available end
+  -- A bounded claim reads the ready set in chunks of twice its limit (at least 64), so claiming
+  -- a few events of a long ready set costs what it reads, not the whole set.
+  local chunk = -1
+  if limit and not fast_ready then chunk = math.max(64, limit * 2) end
+  local start = 0
+  while true do
+    local ready
+    if fast_ready then
+      ready = fast_ready
+    elseif chunk < 0 then
+      ready = redis.call('ZRANGE', ready_key, 0, -1)
     else
-      local entries = redis.call('XRANGE', log, field .. '-0', field .. '-0')
-      if #entries == 0 then return { 'missing', field } end
-      local attempt = decimal(tonumber(row[2] or '0') + 1)
-      local first_claimed = row[3] or now_text
-      local meta_key = mkey(field)
-      put(meta_key, field .. ':d', attempt)
-      put(meta_key, field .. ':fc', first_claimed)
-      put(meta_key, field .. ':lc', now_text)
-      put(meta_key, field .. ':ch', holder)
-      put(meta_key, field .. ':ce', expires_at)
-      claimed[#claimed + 1] = {
-        attempt,
-        row[4] or '0',
-        row[5] or false,
-        first_claimed,
-        now_text,
-        row[6] or false,
-        row[7] or false,
-        holder,
-        expires_at,
-        entries[1],
-        row[8] or false
-      }
-      if #claimed == limit then break end
+      ready = redis.call('ZRANGE', ready_key, start, start + chunk - 1)
     end
+    local candidates = {}
+    for _, field in ipairs(ready) do
+      if not excluded[field] then candidates[#candidates + 1] = field end
+    end
+    local rows = read_fields(candidates, { 'ce', 'd', 'fc', 'a', 'e', 'lf', 'lfa', 'av' })
+    local full = false
+    for _, field in ipairs(candidates) do
+      local row = rows[field]
+      local expires = tonumber(row[1] or '0')
+      local available = tonumber(row[8] or '0')
+      if expires > now then
+        if not retry_at or expires < retry_at then retry_at = expires end
+      elseif available > now then
+        if not retry_at or available < retry_at then retry_at = available end
+      else
+        local entries = redis.call('XRANGE', log, field .. '-0', field .. '-0')
+        if #entries == 0 then return { 'missing', field } end
+        local attempt = decimal(tonumber(row[2] or '0') + 1)
+        local first_claimed = row[3] or now_text
+        local meta_key = mkey(field)
+        put(meta_key, field .. ':d', attempt)
+        put(meta_key, field .. ':fc', first_claimed)
+        put(meta_key, field .. ':lc', now_text)
+        put(meta_key, field .. ':ch', holder)
+        put(meta_key, field .. ':ce', expires_at)
+        claimed[#claimed + 1] = {
+          attempt,
+          row[4] or '0',
+          row[5] or false,
+          first_claimed,
+          now_text,
+          row[6] or false,
+          row[7] or false,
+          holder,
+          expires_at,
+          entries[1],
+          row[8] or false
+        }
+        if #claimed == limit then
+          full = true
+          break
+        end
+      end
+    end
+    if full or chunk < 0 or #ready < chunk then break end
+    start = start + chunk
   end
   flush()
   if #claimed > 0 then

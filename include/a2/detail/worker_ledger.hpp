@@ -71,13 +71,15 @@ class WorkerLedger {
     if (s->second.empty()) sessions_.erase(s);
   }
 
-  // The indexes held in `session` (a claim excludes them: never two runs of one event here).
-  std::vector<std::int64_t> indexes(const std::string& session) const {
+  // The indexes held in `session` whose lease may have lapsed by the local estimate: a claim
+  // excludes them, so the event is not claimed again while this process still runs it. (Live
+  // leases are not claimable anyway; excluding nothing keeps the claim on its fast path.)
+  std::vector<std::int64_t> lapsed(const std::string& session, Clock::time_point now) const {
     std::vector<std::int64_t> out;
     auto s = sessions_.find(session);
     if (s == sessions_.end()) return out;
-    out.reserve(s->second.size());
-    for (const auto& [index, claim] : s->second) out.push_back(index);
+    for (const auto& [index, claim] : s->second)
+      if (claim.lease_end <= now) out.push_back(index);
     return out;
   }
 

@@ -344,7 +344,7 @@ class WorkerRuntime {
       const std::size_t k = free_slots();
       reserved_ += k;
       ClaimRequest request{session, opt_.holder, opt_.lease.count(), std::nullopt,
-                           ledger_.indexes(session), static_cast<std::int64_t>(k)};
+                           ledger_.lapsed(session, now), static_cast<std::int64_t>(k)};
       lock.unlock();
 
       std::vector<WorkerEvent> events;
