@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scripts run by SHA: the text is sent only after the server answered NOSCRIPT
 // (docs/redis-layout.md#scripts).
+#include <algorithm>
 #include <sstream>
 
 #include "support.hpp"
@@ -53,8 +54,10 @@ long long script_commands(Raw& raw) {
 TEST_CASE("complete_attempts is one script call; its commands per batch size", "[redis][scripts]") {
   // docs/redis-layout.md#complete_attemptslua: k completions of one metadata chunk, each with one
   // unlaned child, then claim_next of one event: 10 + 2k for the completions and 4 + h for the
-  // claim, h = the HMGET slices of the 2k ready events' 8 columns (at most 1000 arguments each),
-  // the 4 including the claim's work index command (docs/redis-layout.md#work-index).
+  // claim, h = the HMGET slices of the 8 columns of the ready events it reads (at most 1000
+  // arguments each): the first chunk of max(64, 2 x max_events) = 64 of the 2k ready events
+  // (docs/redis-layout.md#claim_availablelua), the 4 including the claim's work index command
+  // (docs/redis-layout.md#work-index).
   for (const int k : {1, 10, 100}) {
     INFO("batch of " << k);
     auto f = open_fixture(unique_prefix("batch" + std::to_string(k)));
@@ -87,7 +90,7 @@ TEST_CASE("complete_attempts is one script call; its commands per batch size", "
     REQUIRE(done.results.size() == static_cast<std::size_t>(k));
     REQUIRE(done.next);
     CHECK(done.next->verdict == ClaimVerdict::claimed);
-    const long long slices = (16LL * k + 999) / 1000;
+    const long long slices = (8LL * std::min(2LL * k, 64LL) + 999) / 1000;
     CHECK(script_commands(raw) == 10 + 2 * k + 4 + slices);
     // The same batch again is a replay of every completion: still one call, no claim.
     request.claim_next.reset();
