@@ -30,7 +30,10 @@ using SteadyClock = std::chrono::steady_clock;
 // thread its own recorder and merges them.
 class LatencyRecorder {
  public:
-  void add(std::int64_t ns) { samples_.push_back(ns); }
+  void add(std::int64_t ns) {
+    samples_.push_back(ns);
+    sorted_ = false;
+  }
   void merge(const LatencyRecorder& other) {
     samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
     sorted_ = false;
