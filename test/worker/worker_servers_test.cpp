@@ -494,9 +494,19 @@ void backoff_across_processes(const Target& t) {
   std::vector<std::string> args{"--concurrency",    "2",    "--handler",      "fail-always",
                                 "--backoff",        "1500", "--max-failures", "3",
                                 "--exit-when-idle", "1500"};
-  Child a(t, "A", args), b(t, "B", args);
-  const bool exited = a.exited(60s) && b.exited(30s);
-  require(exited, "the children did not exit cleanly", {&a, &b});
+  // A claims every job first and fails attempt 1 of each; B runs beside it from then on. Once
+  // the failures are stored A stops, so the reruns happen in B, which knows of the failures
+  // only through the store (left to race, the failing process's own timer wins most reruns).
+  Child a(t, "A", args);
+  require(within(30s, [&] { return a.count("claimed") == sessions.size() * kJobs; }),
+          "A did not claim every job", {&a});
+  Child b(t, "B", args);
+  require(
+      within(30s,
+             [&] { return b.count("ready") == 1 && a.count("failed") == sessions.size() * kJobs; }),
+      "A did not fail every job, or B did not start", {&a, &b});
+  require(a.terminate(), "A did not exit cleanly", {&a, &b});
+  require(b.exited(60s), "B did not exit cleanly", {&a, &b});
 
   const auto lines = all_lines({&a, &b});
   std::map<JobKey, std::map<std::int64_t, Line>> starts, ends;
@@ -544,6 +554,7 @@ void backoff_across_processes(const Target& t) {
       CHECK_FALSE(row.processed_at.has_value());
     }
   }
+  CHECK(cross >= 1);
   std::cout << "[W14 " << name_of(t.backend) << "] reruns " << 2 * kJobs * sessions.size()
             << ", in the other process " << cross << ", earliest rerun " << tightest
             << " ms after its failure (backoff " << kBackoffMs << " ms)\n";
