@@ -401,7 +401,9 @@ void kill_mid_job(const Target& t) {
   REQUIRE(row.claim_expires_at.has_value());
   const std::int64_t lease_end = *row.claim_expires_at;
   CHECK(row.attempt_count == 1);
-  CHECK(row.claim_holder == a.first("ready")->detail);
+  const auto ready = a.first("ready");
+  REQUIRE(ready);
+  CHECK(row.claim_holder == ready->detail);
 
   require(within(30s, [&] { return b.count("completed", "k") == 1; }), "B did not complete the job",
           {&a, &b});
