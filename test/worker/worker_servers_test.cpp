@@ -442,7 +442,11 @@ void stop_hands_over(const Target& t) {
 
   // B runs and watches (discovery mode) before A stops: a probe job in another session shows
   // that it claims what becomes available.
-  Child b(t, "B", {"--concurrency", "4", "--handler", "noop"});
+  // B's prefetch takes every released job in one claim, so the measure is the handover (A's
+  // release, the work signal, B's claim), not B's completion round trips: with the default
+  // prefetch (4 ready beside 4 running) the last jobs wait for two or three completions of the
+  // first ones, each a round trip of up to ~20 ms on a loaded machine.
+  Child b(t, "B", {"--concurrency", "4", "--prefetch", "32", "--handler", "noop"});
   require(within(30s, [&] { return b.count("ready") == 1; }), "B did not start", {&a, &b});
   add_jobs(*store, "probe", 1);
   require(within(30s, [&] { return b.count("completed", "probe") == 1; }),
