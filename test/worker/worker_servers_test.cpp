@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// a2::Worker across processes on spawned Redis and Postgres servers (docs/worker-scenarios.md,
+// a2::Worker across processes on spawned Redis and Postgres servers (docs/worker.md#scenarios,
 // W11..W16): each scenario spawns a2_worker_process children (worker_process.cpp) against one
 // store and judges them by the store's rows and by the children's event logs (one line per
 // handler start and end and per worker event). Every scenario runs on Redis and on Postgres.
