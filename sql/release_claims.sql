@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- release_claims: one call of the server-side function a2_release_claims (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/release_claims.hpp.
--- $1 session  $2 holder  $3 now ms  $4 indexes  $5 attempts (parallel).
+-- $1 session  $2 holder  $3 now ms  $4 indexes  $5 attempts (parallel)
+-- $6 available at ms or null (a snooze; null or not after now: at once).
 select r.r_released::text as r_released, r.r_not_held::text as r_not_held
-  from a2_release_claims($1, $2, $3, $4::bigint[], $5::bigint[]) r
+  from a2_release_claims($1, $2, $3, $4::bigint[], $5::bigint[], $6) r

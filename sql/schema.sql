@@ -183,6 +183,9 @@ drop function if exists a2_claim_available(text, text, bigint, bigint, bigint[])
 drop function if exists a2_complete_attempt(text, bigint, bigint, bigint, text[], text[], jsonb,
                                             text[], boolean[]);
 drop function if exists a2_fail_attempt(text, bigint, bigint, text, bigint, bigint);
+-- The same for the signature of a2_release_claims before its available_at (a snooze), which
+-- earlier builds of schema version 2 created (docs/postgres-layout.md#schema-version-2).
+drop function if exists a2_release_claims(text, text, bigint, bigint[], bigint[]);
 -- a2_append_one kept its arguments but returned jsonb (its return type cannot be replaced).
 do $$
 begin
@@ -733,11 +736,15 @@ end $$;
 -- release_claims (an a2 extension). The claims are parallel arrays of indexes and attempts.
 -- Returns r_released and r_not_held (indexes; every listed index in exactly one of them). A
 -- lease is released when the row is above the boundary, unsettled, not dead, at the attempt,
--- of the holder and live: holder and expiry are removed, nothing else changes. As in
--- renew_claims, one row at a time by its full primary key in index order, each update reading
--- the boundary itself. Raises nothing: an index above the head is not held.
+-- of the holder and live: holder and expiry are removed, nothing else changes, but for a
+-- snooze: with available_at_ms after now_ms each released row gets available_at =
+-- available_at_ms, as a delayed retry does; null or not after now_ms leaves the row's
+-- available_at as it is. As in renew_claims, one row at a time by its full primary key in index
+-- order, each update reading the boundary itself. Raises nothing: an index above the head is
+-- not held.
 create or replace function a2_release_claims(s text, holder text, now_ms bigint,
                                              claim_indexes bigint[], claim_attempts bigint[],
+                                             available_at_ms bigint,
                                              out r_released bigint[], out r_not_held bigint[])
 language plpgsql as $$
 declare
@@ -745,6 +752,7 @@ declare
   attempts bigint[];
   released bigint[] := '{}';
   not_held bigint[] := '{}';
+  snooze boolean := coalesce(available_at_ms > now_ms, false);
 begin
   select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
          coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
@@ -753,7 +761,9 @@ begin
             from unnest(claim_indexes, claim_attempts) c(idx, attempt)) listed;
   for i in 1 .. coalesce(array_length(idxs, 1), 0) loop
     continue when idxs[i] = any(released);
-    update a2_events set claim_holder = null, claim_expires_at = null
+    update a2_events set claim_holder = null, claim_expires_at = null,
+                         available_at = case when snooze then available_at_ms
+                                             else a2_events.available_at end
      where session_id = s and idx = idxs[i]
        and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
        and attempt_count = attempts[i]
@@ -772,9 +782,11 @@ begin
   end loop;
   r_released := released;
   r_not_held := not_held;
-  -- Work index and signal: a released event is claimable again at once: lower(E, now).
+  -- Work index and signal: a released event is claimable again at once, or from a snooze's
+  -- available_at: lower(E, available_at or now).
   if cardinality(released) > 0 then
-    insert into a2_work as w (session_id, next_at) values (s, now_ms)
+    insert into a2_work as w (session_id, next_at)
+    values (s, case when snooze then available_at_ms else now_ms end)
     on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
     perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
   end if;

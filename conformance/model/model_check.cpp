@@ -338,7 +338,8 @@ class ModelRun {
   }
 
   // Releases claims: some the holder holds (read by held_claims), some drawn from earlier
-  // claims (stale, foreign or lapsed ones included), sometimes by another holder.
+  // claims (stale, foreign or lapsed ones included), sometimes by another holder; sometimes a
+  // snooze (available_at_ms, in the past or the future).
   void op_release() {
     const ClaimInfo* drawn = any_claim();
     if (!drawn) return op_claim();
@@ -350,8 +351,13 @@ class ModelRun {
       if (chance(60)) claims.push_back({h.index, h.attempt});
     if (claims.empty() || chance(50)) claims.push_back({c.index, c.attempt});
     if (chance(10)) holder = "w9";
+    std::optional<std::int64_t> available_at_ms;
+    if (chance(40)) available_at_ms = near_now();
     both("release " + s, [&](Store& st) {
-      auto res = st.release_claims({.session_id = s, .holder = holder, .claims = claims});
+      auto res = st.release_claims({.session_id = s,
+                                    .holder = holder,
+                                    .claims = claims,
+                                    .available_at_ms = available_at_ms});
       auto released = res.released;
       auto not_held = res.not_held;
       std::sort(released.begin(), released.end());

@@ -27,35 +27,6 @@
 namespace a2::conformance {
 namespace {
 
-using Index = std::map<std::string, std::int64_t>;  // Session -> at_ms.
-
-// The whole work index, paged through find_work (and checked to be in page order).
-Index work_index(Store& store) {
-  Index out;
-  std::optional<WorkCursor> after;
-  std::optional<SessionWork> previous;
-  while (true) {
-    auto page = store.find_work({.after = after, .due_by_ms = std::nullopt, .limit = 1000});
-    for (const auto& w : page.sessions) {
-      if (previous)
-        REQUIRE((previous->at_ms < w.at_ms ||
-                 (previous->at_ms == w.at_ms && previous->session_id < w.session_id)));
-      previous = w;
-      REQUIRE(out.emplace(w.session_id, w.at_ms).second);
-    }
-    if (!page.next) return out;
-    after = page.next;
-  }
-}
-
-// The entry of `session` (nullopt: none).
-std::optional<std::int64_t> entry(Store& store, const std::string& session) {
-  auto index = work_index(store);
-  auto it = index.find(session);
-  if (it == index.end()) return std::nullopt;
-  return it->second;
-}
-
 // S195: the index kept by a2's writes is never later than the work.
 void require_nothing_to_sweep(Store& store) {
   auto swept = store.sweep_work();

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Conformance scenarios 153-171 (docs/semantics.md#work-extension-scenarios): bounded claims,
 // release_claims, held_claims, head and delayed work. Bad input (S172) is in bad_input.cpp.
+// Scenarios 198-199 (docs/semantics.md#snooze-scenarios): a release with available_at_ms.
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -28,6 +30,15 @@ ReleaseResult release(Store& store, std::vector<ClaimRef> claims,
   return store.release_claims({.session_id = "s", .holder = holder, .claims = std::move(claims)});
 }
 
+// release_claims of w1 in session "s" with available_at_ms (a snooze).
+ReleaseResult snooze(Store& store, std::vector<ClaimRef> claims,
+                     std::optional<std::int64_t> available_at_ms) {
+  return store.release_claims({.session_id = "s",
+                               .holder = "w1",
+                               .claims = std::move(claims),
+                               .available_at_ms = available_at_ms});
+}
+
 // fail_attempt with a retry time (or none).
 FailResult fail_retry(Store& store, std::int64_t index, std::int64_t attempt,
                       std::optional<std::int64_t> retry_at_ms, std::int64_t max_failures = 10) {
@@ -38,7 +49,6 @@ FailResult fail_retry(Store& store, std::int64_t index, std::int64_t attempt,
                              .max_failures = max_failures,
                              .retry_at_ms = retry_at_ms});
 }
-
 
 }  // namespace
 
@@ -493,6 +503,114 @@ TEST_CASE("a delayed retry across a clear", "[fail][clear][delayed][S171]") {
   auto fresh_work = claim(*f);
   REQUIRE(claimed(fresh_work) == Indexes{3});
   REQUIRE(fresh_work.events.front().clear_index == 2);
+}
+
+// ---- snooze: release_claims with available_at_ms ---------------------------------------------
+
+TEST_CASE("a snoozed claim waits until available_at_ms without counting a failure",
+          "[release][delayed][S198]") {
+  auto f = fresh();
+  given(*f, evs(2));
+  REQUIRE(claimed(claim(*f)) == Indexes{1, 2});
+
+  auto r = snooze(*f, {{1, 1}}, kT0 + 5000);
+  REQUIRE(r.released == Indexes{1});
+  REQUIRE(r.not_held.empty());
+  auto e = row(*f, "s", 1);
+  REQUIRE(e.available_at == kT0 + 5000);
+  REQUIRE_FALSE(e.claim_holder.has_value());
+  REQUIRE_FALSE(e.claim_expires_at.has_value());
+  REQUIRE(e.attempt_count == 1);
+  REQUIRE(e.failure_count == 0);
+  REQUIRE_FALSE(e.last_error.has_value());
+  REQUIRE_FALSE(e.failed_at.has_value());
+  REQUIRE_FALSE(e.processed_at.has_value());
+  REQUIRE(row(*f, "s", 2).claim_holder == "w1");  // The other claim is untouched.
+  REQUIRE_FALSE(row(*f, "s", 2).available_at.has_value());
+  REQUIRE(entry(*f, "s") == kT0 + 5000);
+  REQUIRE(has_pending(*f));
+
+  require_busy(claim(*f, "s", "w2"), kT0 + 5000);  // 2 is held until kT0 + kTtl.
+  f.clock->advance(4999);
+  require_busy(claim(*f, "s", "w2"), kT0 + 5000);
+  f.clock->advance(1);
+  auto again = claim(*f, "s", "w2");
+  REQUIRE(claimed(again) == Indexes{1});
+  REQUIRE(again.events.front().attempt_count == 2);
+  REQUIRE(again.events.front().failure_count == 0);
+  REQUIRE(again.events.front().claim_holder == "w2");
+}
+
+TEST_CASE("a snooze not after now releases for at once; one that releases nothing stores nothing",
+          "[release][delayed][lanes][S199]") {
+  {
+    INFO("available_at_ms at or before now");
+    auto f = fresh();
+    given(*f, evs(1));
+    REQUIRE(claimed(claim(*f)) == Indexes{1});
+    REQUIRE(snooze(*f, {{1, 1}}, kT0).released == Indexes{1});
+    REQUIRE_FALSE(row(*f, "s", 1).available_at.has_value());
+    REQUIRE(entry(*f, "s") == kT0);
+    auto second = claim(*f);
+    REQUIRE(claimed(second) == Indexes{1});
+    REQUIRE(second.events.front().attempt_count == 2);
+
+    REQUIRE(snooze(*f, {{1, 2}}, kT0 - 1).released == Indexes{1});
+    REQUIRE_FALSE(row(*f, "s", 1).available_at.has_value());
+    REQUIRE(entry(*f, "s") == kT0);
+    auto third = claim(*f);
+    REQUIRE(claimed(third) == Indexes{1});
+    REQUIRE(third.events.front().attempt_count == 3);
+    REQUIRE(third.events.front().failure_count == 0);
+  }
+  {
+    INFO("an available_at already stored stays when available_at_ms is not after now");
+    auto f = fresh();
+    given(*f, {at(ev(), kT0 + 1000)});
+    f.clock->advance(1000);
+    REQUIRE(claimed(claim(*f)) == Indexes{1});
+    REQUIRE(snooze(*f, {{1, 1}}, kT0 + 1000).released == Indexes{1});
+    REQUIRE(row(*f, "s", 1).available_at == kT0 + 1000);
+    REQUIRE(claimed(claim(*f)) == Indexes{1});
+  }
+  {
+    INFO("a release that releases nothing stores nothing and leaves the entry");
+    auto f = fresh();
+    given(*f, evs(1));
+    REQUIRE(claimed(claim(*f)) == Indexes{1});
+    const auto before = picture(*f);
+    const auto entry_before = entry(*f, "s");
+    REQUIRE(entry_before == kT0 + kTtl);
+    auto r = snooze(*f, {{1, 2}}, kT0 + 5000);  // A wrong attempt.
+    REQUIRE(r.released.empty());
+    REQUIRE(r.not_held == Indexes{1});
+    REQUIRE(picture(*f) == before);
+    REQUIRE_FALSE(row(*f, "s", 1).available_at.has_value());
+    REQUIRE(entry(*f, "s") == entry_before);
+
+    INFO("a negative available_at_ms is invalid_argument and changes nothing");
+    for (std::int64_t bad : {std::int64_t{-1}, std::numeric_limits<std::int64_t>::min()}) {
+      require_error(ErrorCode::invalid_argument, [&] { (void)snooze(*f, {{1, 1}}, bad); });
+      REQUIRE(picture(*f) == before);
+      REQUIRE(entry(*f, "s") == entry_before);
+    }
+  }
+  {
+    INFO("a snoozed lane head delays its lane");
+    auto f = fresh();
+    given(*f, {in_lane(ev(), "L"), in_lane(ev(), "L")});
+    REQUIRE(claimed(claim(*f)) == Indexes{1});
+    REQUIRE(snooze(*f, {{1, 1}}, kT0 + 1000).released == Indexes{1});
+    require_busy(claim(*f), kT0 + 1000);
+    REQUIRE(has_pending(*f));
+    f.clock->advance(999);
+    require_busy(claim(*f), kT0 + 1000);
+    f.clock->advance(1);
+    auto next = claim(*f);
+    REQUIRE(claimed(next) == Indexes{1});
+    REQUIRE(next.events.front().attempt_count == 2);
+    REQUIRE(row(*f, "s", 2).attempt_count == 0);
+  }
 }
 
 }  // namespace a2::conformance

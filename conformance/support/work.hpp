@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Bounded claims, held claims and claim verdicts, for the work extension and batched completion
-// scenarios (docs/semantics.md#work-extension-scenarios,
-// docs/semantics.md#batched-completion-and-claim_next-scenarios).
+// Bounded claims, held claims, claim verdicts and the work index, for the work extension,
+// batched completion, work discovery and snooze scenarios
+// (docs/semantics.md#work-extension-scenarios,
+// docs/semantics.md#batched-completion-and-claim_next-scenarios,
+// docs/semantics.md#work-discovery-scenarios, docs/semantics.md#snooze-scenarios).
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -61,6 +65,35 @@ inline Json picture(Store& store) {
     j[holder] = list;
   }
   return j;
+}
+
+// The whole work index, paged through find_work (and checked to be in page order): session ->
+// at_ms (docs/semantics.md#work-discovery).
+using Index = std::map<std::string, std::int64_t>;
+inline Index work_index(Store& store) {
+  Index out;
+  std::optional<WorkCursor> after;
+  std::optional<SessionWork> previous;
+  while (true) {
+    auto page = store.find_work({.after = after, .due_by_ms = std::nullopt, .limit = 1000});
+    for (const auto& w : page.sessions) {
+      if (previous)
+        REQUIRE((previous->at_ms < w.at_ms ||
+                 (previous->at_ms == w.at_ms && previous->session_id < w.session_id)));
+      previous = w;
+      REQUIRE(out.emplace(w.session_id, w.at_ms).second);
+    }
+    if (!page.next) return out;
+    after = page.next;
+  }
+}
+
+// The work index entry of `session` (nullopt: none).
+inline std::optional<std::int64_t> entry(Store& store, const std::string& session) {
+  auto index = work_index(store);
+  auto it = index.find(session);
+  if (it == index.end()) return std::nullopt;
+  return it->second;
 }
 
 // Scheduled work: an event or child claimable from `at_ms`.

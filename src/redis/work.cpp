@@ -43,7 +43,8 @@ ReleaseResult RedisStore::do_release_claims(const ReleaseRequest& q) {
   constexpr std::string_view op = "release_claims";
   return guard(op, [&] {
     return scripts::ReleaseClaims::decode(
-        op, script(op, scripts::ReleaseClaims{q.session_id, q.holder, clock().now_ms(), q.claims}));
+        op, script(op, scripts::ReleaseClaims{q.session_id, q.holder, clock().now_ms(), q.claims,
+                                              q.available_at_ms}));
   });
 }
 

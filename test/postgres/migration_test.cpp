@@ -3,6 +3,7 @@
 // version 1 (its frozen sql/schema.sql, test/postgres/schema_v1.sql, and its functions) is
 // migrated in place by open(), reads back unchanged and takes the work operations of issue 10;
 // the migration is idempotent, and a newer schema version is refused without changing anything.
+// A function signature that changed within version 2 (a2_release_claims) is replaced in place.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -230,7 +231,7 @@ TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres]
   sql(schema, "comment on table a2_schema_version is 'a2 schema version 3, schema.sql fnv1a-64 0'");
   // Stands for what a later version changed: applying this library's schema.sql re-creates it,
   // unless the refused open rolls back.
-  sql(schema, "drop function a2_release_claims(text, text, bigint, bigint[], bigint[])");
+  sql(schema, "drop function a2_release_claims(text, text, bigint, bigint[], bigint[], bigint)");
   try {
     (void)open_at(schema, clock);
     FAIL("open of a version-3 schema succeeded");
@@ -242,6 +243,57 @@ TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres]
   CHECK(overloads(schema, "a2_release_claims") == "0");
   CHECK(versions(schema) == "2,3");
   CHECK(sql(schema, "select count(*) from a2_events") == "1");
+}
+
+TEST_CASE("open replaces the release_claims signature of earlier version-2 builds",
+          "[postgres][migration]") {
+  // A schema set up by a build of version 2 before the snooze (release_claims with
+  // available_at_ms): its a2_release_claims took no available_at_ms, and its mark holds another
+  // digest. Its body stands here as one that fails, so a call reaching it cannot pass.
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  {
+    auto store = open_at(schema, clock);
+    a2::NewEvent e;
+    e.type = "t";
+    e.id = "e1";
+    (void)store->append("s", {e});
+    e.id = "e2";
+    (void)store->append("s", {e});
+    REQUIRE(indexes(claim(*store, "w1", std::nullopt)) == std::vector<std::int64_t>{1, 2});
+  }
+  const std::string old_signature = "a2_release_claims(text, text, bigint, bigint[], bigint[])";
+  const std::string new_signature =
+      "a2_release_claims(text, text, bigint, bigint[], bigint[], bigint)";
+  sql(schema, "drop function " + new_signature);
+  sql(schema,
+      "create function a2_release_claims(s text, holder text, now_ms bigint, "
+      "claim_indexes bigint[], claim_attempts bigint[], out r_released bigint[], "
+      "out r_not_held bigint[]) language plpgsql as $$ begin "
+      "raise exception 'the previous build''s a2_release_claims'; end $$");
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  REQUIRE(overloads(schema, "a2_release_claims") == "1");
+  REQUIRE(sql(schema, "select to_regprocedure('" + old_signature + "')::text") != "");
+
+  auto store = open_at(schema, clock);
+  CHECK(versions(schema) == "2");
+  CHECK(overloads(schema, "a2_release_claims") == "1");
+  CHECK(sql(schema, "select to_regprocedure('" + old_signature + "')::text").empty());
+  CHECK(sql(schema, "select to_regprocedure('" + new_signature + "')::text") != "");
+
+  // The data of the earlier build takes a snooze: 1 waits until kT0 + 5000 (2 stays held).
+  auto released = store->release_claims(
+      {.session_id = "s", .holder = "w1", .claims = {{1, 1}}, .available_at_ms = kT0 + 5000});
+  CHECK(released.released == std::vector<std::int64_t>{1});
+  CHECK(released.not_held.empty());
+  CHECK(store->read("s").at(0).available_at == std::optional<std::int64_t>(kT0 + 5000));
+  auto busy = claim(*store, "w2", std::nullopt);
+  CHECK(busy.verdict == a2::ClaimVerdict::busy);
+  CHECK(busy.retry_at == kT0 + 5000);
+  clock->set(kT0 + 5000);
+  auto again = claim(*store, "w2", std::nullopt);
+  REQUIRE(indexes(again) == std::vector<std::int64_t>{1});
+  CHECK(again.events.at(0).attempt_count == 2);
 }
 
 TEST_CASE("open applies schema.sql only to a schema without this text's mark",

@@ -356,6 +356,13 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
        [&] {
          (void)store.release_claims({.session_id = "s", .holder = "w1", .claims = {{1, 1}}});
        }},
+      {"release_claims (snooze)",
+       [&] {
+         (void)store.release_claims({.session_id = "s",
+                                     .holder = "w1",
+                                     .claims = {{1, 1}},
+                                     .available_at_ms = kT0 + 60000});
+       }},
       {"held_claims", [&] { (void)store.held_claims("s", "w1"); }},
       {"head", [&] { (void)store.head("s"); }},
       {"renew_claims",

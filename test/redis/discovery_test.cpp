@@ -170,6 +170,11 @@ TEST_CASE("each write changes the work index with at most one command inside its
   expect("claim again", 1, "\"ZADD\"");
   REQUIRE(fail(*f, "s", 6, 2, 1).verdict == FailVerdict::dead_lettered);
   expect("dead-lettering failure of an unlaned event", 0, "");
+  REQUIRE(
+      f->release_claims(
+           {.session_id = "s", .holder = "w1", .claims = {{4, 2}}, .available_at_ms = kNow + 5000})
+          .released.size() == 1);
+  expect("release with a snooze", 1, "\"LT\"");
   REQUIRE(redrive(*f, "s", 6, RedriveAction::retry).redriven);
   expect("redrive", 1, "\"LT\"");
   f->put_snapshots("s", "r", {{.index = 1, .state = 1, .pin_event_indexes = {}}});

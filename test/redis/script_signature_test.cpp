@@ -218,6 +218,7 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   const std::vector<a2::ClaimRef> claims{{1, 1}, {2, 3}};
   check_caller(scripts::RenewClaims{"s", "h", 1, 2, claims});
   check_caller(scripts::ReleaseClaims{"s", "h", 1, claims});
+  check_caller(scripts::ReleaseClaims{"s", "h", 1, claims, 7});
   check_caller(scripts::HeldClaims{"s", "h", 1});
   a2::ChildEvent child;
   child.id = "c";

@@ -365,9 +365,9 @@ expect "held claims of w" "1|1|20000" ev held_claims 4 $(hkeys) w 9100
 expect "held claims of nobody" "" ev held_claims 4 $(hkeys) nobody 9100
 expect "held claims after the lease" "" ev held_claims 4 $(hkeys) w 20000
 expect "release: w's lease of 1 released; wrong holder, wrong attempt, above the head not held" "1|1|3|7" \
-  ev release_claims 3 $(rlkeys) w 9100 4 3 1 1 1 7 1 1 2
-expect "released: no lease, attempt kept" "||1" cli HMGET "$(k meta):0" 1:ch 1:ce 1:d
-expect "release again: not held" "0|1" ev release_claims 3 $(rlkeys) w 9100 1 1 1
+  ev release_claims 3 $(rlkeys) w 9100 '' 4 3 1 1 1 7 1 1 2
+expect "released: no lease, attempt kept, no av" "||1|" cli HMGET "$(k meta):0" 1:ch 1:ce 1:d 1:av
+expect "release again: not held" "0|1" ev release_claims 3 $(rlkeys) w 9100 '' 1 1 1
 expect "a delayed retry stores av" "failed|1" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 9200 12000
 expect "retry av, lease gone" "12000||" cli HMGET "$(k meta):0" 3:av 3:ch 3:ce
 expect "the released event is claimed again with the next attempt" "claimed|1|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9300 20000 '' 0 | head -3"
@@ -375,6 +375,23 @@ expect "then busy until 9500" "busy|9500" ev claim_available 6 $(base_keys) w 93
 expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 12000 30000 '' 0 | head -2"
 expect "a failure without a retry deletes av" "failed|2" ev fail_attempt 7 $(fkeys 3) 3 2 boom 3 12100 ''
 expect "av deleted" "" cli HGET "$(k meta):0" 3:av
+
+# --- release_claims with availableAt (a snooze) ------------------------------------------------
+S=snz
+expect "one event" "ok|1|1" ev append 7 $(base_keys) "$(idk z1)" $S 20000 1 z1 t 1 '' '' 0 '' "$(k notify)" ''
+expect "claimed by w" "claimed|1|1" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 20000 50000 '' 0 | head -3"
+expect "the entry is the lease end" "50000" cli ZSCORE "$P:work" $S
+expect "a wrong attempt is not held and stores nothing" "0|1" ev release_claims 3 $(rlkeys) w 20100 25000 1 1 2
+expect "nothing stored" "|w|50000" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce
+expect "the entry stays" "50000" cli ZSCORE "$P:work" $S
+expect "snooze: released" "1|1" ev release_claims 3 $(rlkeys) w 20100 25000 1 1 1
+expect "snoozed: av stored, lease gone, attempt kept, no failure" "25000|||1|" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce 1:d 1:a
+expect "the entry is lowered to the snooze time" "25000" cli ZSCORE "$P:work" $S
+expect "busy until the snooze ends" "busy|25000" ev claim_available 6 $(base_keys) w 20200 50000 '' 0
+expect "claimed at 25000 as attempt 2" "claimed|1|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 25000 60000 '' 0 | head -3"
+expect "a release without a time keeps the stored av" "1|1" ev release_claims 3 $(rlkeys) w 25100 '' 1 1 2
+expect "av kept, lease gone" "25000||" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce
+expect "the entry is lowered to now" "25100" cli ZSCORE "$P:work" $S
 
 # --- batched completion (complete_attempts.lua) and claim_next ------------------------------------
 S=batch

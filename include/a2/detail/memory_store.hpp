@@ -356,11 +356,14 @@ class MemoryStore final : public Store {
 
   // docs/semantics.md#release_claims: a live lease of this holder at this attempt ends without a
   // failure; everything else is not_held. An index is in exactly one list: released if any of its
-  // listed claims released it. Both lists ascending.
+  // listed claims released it. Both lists ascending. With available_at_ms after now each released
+  // event waits until then (a snooze: its available_at, as a delayed retry's); else an
+  // available_at already stored stays.
   ReleaseResult do_release_claims(const ReleaseRequest& request) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("release_claims");
     const std::int64_t now = clock().now_ms();
+    const bool snooze = request.available_at_ms && *request.available_at_ms > now;
     MemorySession* s = find_session(request.session_id);
     std::set<std::int64_t> released;
     std::set<std::int64_t> listed;
@@ -373,9 +376,11 @@ class MemoryStore final : public Store {
         continue;
       e.claim_holder.reset();
       e.claim_expires_at.reset();
+      if (snooze) e.available_at = *request.available_at_ms;
       released.insert(claim.index);
     }
-    if (!released.empty()) core_->work.lower(request.session_id, now);
+    if (!released.empty())
+      core_->work.lower(request.session_id, snooze ? *request.available_at_ms : now);
     ReleaseResult result;
     result.released.assign(released.begin(), released.end());
     for (std::int64_t index : listed)

@@ -4,6 +4,7 @@
 // The typed caller of a2_release_claims (sql/release_claims.sql, sql/schema.sql).
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -24,9 +25,10 @@ struct ReleaseClaims {
   std::int64_t now_ms = 0;
   std::vector<std::int64_t> indexes;  // Parallel to attempts.
   std::vector<std::int64_t> attempts;
+  std::optional<std::int64_t> available_at_ms;  // Unset or not after now_ms: claimable at once.
 
   static ReleaseClaims of(const ReleaseRequest& request, std::int64_t now_ms) {
-    ReleaseClaims call{request.session_id, request.holder, now_ms, {}, {}};
+    ReleaseClaims call{request.session_id, request.holder, now_ms, {}, {}, request.available_at_ms};
     for (const auto& c : request.claims) {
       call.indexes.push_back(c.index);
       call.attempts.push_back(c.attempt);
@@ -36,7 +38,7 @@ struct ReleaseClaims {
 
   pqxx::result exec(pqxx::transaction_base& tx) const {
     return tx.exec_prepared(kStatement, session_id, holder, now_ms, int_array(indexes),
-                            int_array(attempts));
+                            int_array(attempts), available_at_ms);
   }
 
   // r_released, r_not_held (bigint[] text).

@@ -9,7 +9,8 @@ namespace a2::redis::detail::scripts {
 Call ReleaseClaims::encode(const Keys& k) const {
   Call c;
   c.keys = {k.count(session), k.meta(session), k.meta_split(session), k.work()};
-  c.argv = {std::string(holder), decimal(now), decimal(static_cast<std::int64_t>(claims.size()))};
+  c.argv = {std::string(holder), decimal(now), delay(now, available_at),
+            decimal(static_cast<std::int64_t>(claims.size()))};
   c.argv.reserve(c.argv.size() + claims.size() * 2);
   for (const auto& claim : claims) {
     c.argv.push_back(decimal(claim.index));

@@ -4,6 +4,7 @@
 // Typed caller of lua/release_claims.lua (docs/semantics.md#release_claims).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -15,13 +16,14 @@ namespace a2::redis::detail::scripts {
 
 struct ReleaseClaims {
   static constexpr std::string_view kKeys = "count meta meta-split work";
-  static constexpr std::string_view kArgv = "holder now n {index attempt}*n";
+  static constexpr std::string_view kArgv = "holder now available_at n {index attempt}*n";
   static const a2::detail::EmbeddedText& script();
 
   std::string_view session;
   std::string_view holder;
   std::int64_t now = 0;
   std::span<const ClaimRef> claims;
+  std::optional<std::int64_t> available_at = std::nullopt;  // Stored as `av` only when after now.
 
   Call encode(const Keys& k) const;
   // The reply { releasedCount, released..., notHeld... }; numbers as integers or text.
