@@ -60,6 +60,14 @@ class WorkerLedger {
     return &c->second;
   }
 
+  // The claim of (session, index) at whatever attempt, or nullptr.
+  LedgerClaim* find_any(const std::string& session, std::int64_t index) {
+    auto s = sessions_.find(session);
+    if (s == sessions_.end()) return nullptr;
+    auto c = s->second.find(index);
+    return c == s->second.end() ? nullptr : &c->second;
+  }
+
   // Forgets the claim of (session, index) at `attempt` (no-op for another attempt).
   void remove(const std::string& session, std::int64_t index, std::int64_t attempt) {
     auto s = sessions_.find(session);

@@ -108,6 +108,8 @@ class WorkerRuntime {
         ledger_.remove(r.job.session_id, r.job.index, r.job.attempt);
       }
       ready_.clear();
+      for (auto& [key, d] : deferred_) unstarted[key.first].push_back({key.second, d.job.job.attempt});
+      deferred_.clear();
     }
     for (auto& [session, claims] : unstarted) release_unstarted(session, claims, deadline);
 
@@ -234,12 +236,14 @@ class WorkerRuntime {
       c->run->lease_lost = true;
       c->run->stop.request_stop();
     }
+    c->lease_end = SteadyClock::now();  // Claims exclude it until its handler returns.
+
     if (c->state == ClaimState::ready) {
       auto it = std::find_if(ready_.begin(), ready_.end(), [&](const ReadyJob& r) {
         return r.job.index == index && r.job.attempt == attempt && r.job.session_id == session;
       });
       if (it != ready_.end()) ready_.erase(it);
-      ledger_.remove(session, index, attempt);
+      ledger_.remove(session, index, attempt);  // A ready claim has no deferred successor.
       ++stats_.lease_lost;
       note(events, WorkerEventKind::lease_lost, session, index, attempt);
       claim_cv_.notify_one();
@@ -248,25 +252,47 @@ class WorkerRuntime {
     // decides (superseded, or the completion still counts if nobody re-claimed it).
   }
 
-  // Records claimed rows as ready jobs. Returns the claims to hand back at once: an index this
-  // process still runs under an older attempt, or anything once stop() began.
+  // Records claimed rows as ready jobs. An index this process still runs under an older attempt
+  // (whose lease lapsed: the new claim proves it lost) waits in deferred_ until that run returns,
+  // so one event never runs twice at once here. Returns the claims to hand back at once: anything
+  // once stop() began (a claim_next answered late).
   std::vector<ClaimRef> accept_claimed(const std::string& session, std::vector<StoredEvent> rows,
                                        TimePoint sent, std::vector<WorkerEvent>& events) {
     std::vector<ClaimRef> refused;
     for (auto& row : rows) {
-      auto run = std::make_shared<WorkerRun>();
       const std::int64_t index = row.index, attempt = row.attempt_count;
-      // After stop() began (a claim_next answered late) nothing new starts: hand it back.
-      if (stop_claiming_ || !ledger_.add(session, index, attempt, run, lease_end_from(sent))) {
+      if (stop_claiming_) {
         refused.push_back({index, attempt});
         continue;
       }
       ++stats_.claimed;
       note(events, WorkerEventKind::claimed, session, index, attempt);
-      ready_.push_back(ReadyJob{Job{session, index, attempt, std::move(row)}, std::move(run)});
+      ReadyJob job{Job{session, index, attempt, std::move(row)}, std::make_shared<WorkerRun>()};
+      if (LedgerClaim* old = ledger_.find_any(session, index)) {
+        mark_lost(session, index, old->attempt, events);  // Removes it if it had not started.
+        if (ledger_.find_any(session, index)) {
+          deferred_.insert_or_assign({session, index}, Deferred{std::move(job), sent});
+          continue;
+        }
+      }
+      ledger_.add(session, index, attempt, job.run, lease_end_from(sent));
+      ready_.push_back(std::move(job));
     }
     if (!rows.empty()) handler_cv_.notify_all();
     return refused;
+  }
+
+  // Forgets a claim; a newer attempt of the same event that waited for it becomes ready.
+  void forget(const std::string& session, std::int64_t index, std::int64_t attempt) {
+    ledger_.remove(session, index, attempt);
+    auto d = deferred_.find({session, index});
+    if (d == deferred_.end() || ledger_.find_any(session, index)) return;
+    ReadyJob job = std::move(d->second.job);
+    const TimePoint sent = d->second.sent;
+    deferred_.erase(d);
+    ledger_.add(session, index, job.job.attempt, job.run, lease_end_from(sent));
+    ready_.push_back(std::move(job));
+    handler_cv_.notify_one();
   }
 
   // ---- store calls ---------------------------------------------------------------------------
@@ -562,7 +588,7 @@ class WorkerRuntime {
       lock.lock();
       --running_;
       if (f.run->lease_lost) {
-        ledger_.remove(f.job.session_id, f.job.index, f.job.attempt);
+        forget(f.job.session_id, f.job.index, f.job.attempt);
         ++stats_.lease_lost;
         note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt);
       } else {
@@ -679,7 +705,7 @@ class WorkerRuntime {
       // Out of time: the leases lapse and another attempt runs these events.
       std::lock_guard lock(mutex_);
       for (Finish* f : items) {
-        ledger_.remove(session, f->job.index, f->job.attempt);
+        forget(session, f->job.index, f->job.attempt);
         ++stats_.lease_lost;
         note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, e.what());
       }
@@ -710,7 +736,7 @@ class WorkerRuntime {
       std::lock_guard lock(mutex_);
       for (std::size_t i = 0; i < items.size(); ++i) {
         Finish* f = items[i];
-        ledger_.remove(session, f->job.index, f->job.attempt);
+        forget(session, f->job.index, f->job.attempt);
         if (result->results[i].verdict == CompleteVerdict::completed) {
           ++stats_.completed;
           note(events, WorkerEventKind::completed, session, f->job.index, f->job.attempt);
@@ -752,7 +778,7 @@ class WorkerRuntime {
            e.what());
     }
     std::lock_guard lock(mutex_);
-    ledger_.remove(f.job.session_id, f.job.index, f.job.attempt);
+    forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
     switch (result->verdict) {
       case FailVerdict::failed:
@@ -790,7 +816,7 @@ class WorkerRuntime {
            e.what());
     }
     std::lock_guard lock(mutex_);
-    ledger_.remove(f.job.session_id, f.job.index, f.job.attempt);
+    forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
     if (result->released.empty()) {
       ++stats_.lease_lost;
@@ -877,6 +903,12 @@ class WorkerRuntime {
   std::unordered_set<std::string> recover_;
   bool poll_due_ = true;
   TimePoint next_poll_{};
+  // A claim of an event whose older attempt still runs here (accept_claimed).
+  struct Deferred {
+    ReadyJob job;
+    TimePoint sent;
+  };
+  std::map<std::pair<std::string, std::int64_t>, Deferred> deferred_;
   std::unordered_map<std::string, std::deque<Finish>> pending_;
   std::deque<std::string> flush_queue_;
   std::unordered_set<std::string> flushing_;
