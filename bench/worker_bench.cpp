@@ -11,7 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -23,6 +25,7 @@
 #include "a2/redis.hpp"
 #include "a2/worker.hpp"
 #include "bench_common.hpp"
+#include "redis_admin.hpp"
 #include "servers/postgres_server.hpp"
 #include "servers/redis_server.hpp"
 
@@ -43,6 +46,8 @@ struct Settings {
 
 // Opens a fresh store (its own key prefix or schema) on the running server.
 using Opener = std::function<std::unique_ptr<a2::Store>(const std::string& name)>;
+// The server's counters (Redis: INFO commandstats), or nothing.
+using Probe = std::function<std::map<std::string, double>()>;
 
 void prefill(a2::Store& store, int jobs, int sessions) {
   const int per_session = jobs / sessions;
@@ -62,14 +67,19 @@ struct DrainRow {
   double jobs_per_s = 0;
   double calls_per_job = 0;
   double seconds = 0;
+  double server_us_per_job = 0;   // Redis: EVALSHA time per job.
+  double commands_per_job = 0;    // Redis: commands run per job (inside scripts too).
 };
 
-DrainRow drain(const Opener& open, const std::string& name, int jobs, int sessions,
-               int concurrency) {
+// prefetch -1: the worker's default (as many as concurrency).
+DrainRow drain(const Opener& open, const Probe& probe, const std::string& name, int jobs,
+               int sessions, int concurrency, int prefetch) {
   auto store = open(name);
   prefill(*store, jobs, sessions);
+  const auto before = probe ? probe() : std::map<std::string, double>{};
   a2::WorkerOptions options;
   options.concurrency = concurrency;
+  options.prefetch = prefetch;
   std::atomic<int> done{0};
   std::mutex m;
   std::condition_variable cv;
@@ -77,8 +87,8 @@ DrainRow drain(const Opener& open, const std::string& name, int jobs, int sessio
     if (e.kind == a2::WorkerEventKind::completed && ++done == jobs) cv.notify_all();
   };
   auto t0 = SteadyClock::now();
-  a2::Worker worker(*store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; },
-                    options);
+  a2::Worker worker(
+      *store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; }, options);
   {
     std::unique_lock lock(m);
     if (!cv.wait_for(lock, 120s, [&] { return done.load() >= jobs; }))
@@ -87,7 +97,12 @@ DrainRow drain(const Opener& open, const std::string& name, int jobs, int sessio
   auto t1 = SteadyClock::now();
   auto stats = worker.stats();
   worker.stop();
+  const auto after = probe ? probe() : std::map<std::string, double>{};
   DrainRow r;
+  if (probe) {
+    r.server_us_per_job = (after.at("evalsha_usec") - before.at("evalsha_usec")) / jobs;
+    r.commands_per_job = (after.at("all_calls") - before.at("all_calls")) / jobs;
+  }
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   r.jobs_per_s = jobs / r.seconds;
   r.calls_per_job = static_cast<double>(stats.store_calls) / jobs;
@@ -105,15 +120,18 @@ LatencyRow latency(const Opener& open, const std::string& name, int n) {
   std::condition_variable cv;
   std::int64_t started_ns = 0;
   a2::WorkerOptions options;
-  a2::Worker worker(*store, [&](const a2::Job&, a2::JobContext&) {
-    auto now = SteadyClock::now().time_since_epoch().count();
-    {
-      std::lock_guard lock(m);
-      started_ns = now;
-    }
-    cv.notify_all();
-    return a2::JobOutcome{};
-  }, options);
+  a2::Worker worker(
+      *store,
+      [&](const a2::Job&, a2::JobContext&) {
+        auto now = SteadyClock::now().time_since_epoch().count();
+        {
+          std::lock_guard lock(m);
+          started_ns = now;
+        }
+        cv.notify_all();
+        return a2::JobOutcome{};
+      },
+      options);
   std::this_thread::sleep_for(300ms);  // Let the worker settle into its wait.
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> think_us(2000, 4000);
@@ -139,20 +157,36 @@ LatencyRow latency(const Opener& open, const std::string& name, int n) {
   return r;
 }
 
-void run_backend(const std::string& title, const Opener& open, const Settings& s) {
+void run_backend(const std::string& title, const Opener& open, const Probe& probe,
+                 const Settings& s) {
   std::cout << "### " << title << "\n\n";
   if (s.only.empty() || s.only == "drain") {
-    a2::bench::Table table({"drain of " + std::to_string(s.jobs) + " no-op jobs", "jobs/s",
-                            "store calls per job", "seconds"});
+    std::vector<std::string> headers{"drain of " + std::to_string(s.jobs) + " no-op jobs",
+                                     "jobs/s", "store calls per job", "seconds"};
+    if (probe) {
+      headers.push_back("server µs per job (EVALSHA)");
+      headers.push_back("server commands per job");
+    }
+    a2::bench::Table table(headers);
     int run = 0;
     for (int sessions : {1, 1000}) {
-      for (int concurrency : {1, 16}) {
-        std::string label = "concurrency " + std::to_string(concurrency) + ", " +
-                            (sessions == 1 ? std::string("1 session")
-                                           : std::to_string(sessions) + " sessions");
+      // (concurrency, prefetch): the defaults at 1 and 16, and concurrency 1 with 16 claimed
+      // jobs kept ready (completions then go in batches).
+      for (auto [concurrency, prefetch] : {std::pair{1, -1}, std::pair{16, -1}, std::pair{1, 16}}) {
+        std::string label =
+            "concurrency " + std::to_string(concurrency) +
+            (prefetch < 0 ? std::string() : ", prefetch " + std::to_string(prefetch)) + ", " +
+            (sessions == 1 ? std::string("1 session") : std::to_string(sessions) + " sessions");
         note(title + ": drain, " + label);
-        DrainRow r = drain(open, "wd" + std::to_string(++run), s.jobs, sessions, concurrency);
-        table.add({label, fmt(r.jobs_per_s, 0), fmt(r.calls_per_job, 3), fmt(r.seconds, 2)});
+        DrainRow r = drain(open, probe, "wd" + std::to_string(++run), s.jobs, sessions,
+                           concurrency, prefetch);
+        std::vector<std::string> row{label, fmt(r.jobs_per_s, 0), fmt(r.calls_per_job, 3),
+                                     fmt(r.seconds, 2)};
+        if (probe) {
+          row.push_back(fmt(r.server_us_per_job, 1));
+          row.push_back(fmt(r.commands_per_job, 1));
+        }
+        table.add(row);
       }
     }
     table.print();
@@ -160,10 +194,10 @@ void run_backend(const std::string& title, const Opener& open, const Settings& s
   if (s.only.empty() || s.only == "latency") {
     note(title + ": latency");
     LatencyRow r = latency(open, "wl", s.latency_n);
-    a2::bench::Table table({"append -> handler start (closed loop, think 2-4 ms, c=1)", "n",
-                            "p50 ms", "p99 ms"});
-    table.add({"one worker, discovery mode", std::to_string(r.n), fmt(r.p50_ms, 3),
-               fmt(r.p99_ms, 3)});
+    a2::bench::Table table(
+        {"append -> handler start (closed loop, think 2-4 ms, c=1)", "n", "p50 ms", "p99 ms"});
+    table.add(
+        {"one worker, discovery mode", std::to_string(r.n), fmt(r.p50_ms, 3), fmt(r.p99_ms, 3)});
     table.print();
   }
 }
@@ -179,12 +213,18 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
         return argv[++i];
       };
-      if (arg == "--backend") s.backend = value();
-      else if (arg == "--jobs") s.jobs = std::stoi(value());
-      else if (arg == "--latency-n") s.latency_n = std::stoi(value());
-      else if (arg == "--only") s.only = value();
-      else if (arg == "--redis-url") s.redis_url = value();
-      else throw std::runtime_error("unknown argument " + arg);
+      if (arg == "--backend")
+        s.backend = value();
+      else if (arg == "--jobs")
+        s.jobs = std::stoi(value());
+      else if (arg == "--latency-n")
+        s.latency_n = std::stoi(value());
+      else if (arg == "--only")
+        s.only = value();
+      else if (arg == "--redis-url")
+        s.redis_url = value();
+      else
+        throw std::runtime_error("unknown argument " + arg);
     }
     std::cout << "## Worker (a2::Worker)\n\n";
     if (s.backend == "redis" || s.backend == "both") {
@@ -201,19 +241,20 @@ int main(int argc, char** argv) {
         o.key_prefix = name;
         return a2::redis::open(o);
       };
-      run_backend("Redis (`--save '' --appendonly no`)", open, s);
+      a2::bench::Admin admin(a2::bench::parse_url(url));
+      Probe probe = [&] { return a2::bench::snapshot(admin); };
+      run_backend("Redis (`--save '' --appendonly no`)", open, probe, s);
     }
     if (s.backend == "postgres" || s.backend == "both") {
       note("starting a scratch postgres cluster (fsync on, synchronous_commit on)");
-      a2::test::PostgresServer server(
-          {"fsync=on", "synchronous_commit=on", "full_page_writes=on"});
+      a2::test::PostgresServer server({"fsync=on", "synchronous_commit=on", "full_page_writes=on"});
       Opener open = [&](const std::string& name) {
         a2::postgres::Options o;
         o.connection = server.connection();
         o.schema = name;
         return a2::postgres::open(o);
       };
-      run_backend("Postgres (fsync on, synchronous_commit on)", open, s);
+      run_backend("Postgres (fsync on, synchronous_commit on)", open, Probe{}, s);
     }
   } catch (const std::exception& e) {
     std::cerr << "a2_worker_bench: " << e.what() << "\n";

@@ -9,10 +9,11 @@ function(a2_test_code_flags)
   add_compile_options($<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-O1>)
 endfunction()
 
-# a2_test_unity(<target>): with A2_UNITY_BUILD, the target's test files are compiled four to a
-# translation unit, so Catch2 and the a2 headers are parsed once per four files (a test file
-# spends about 5 s of CPU parsing them). The tsan preset turns A2_UNITY_BUILD off: every test file
-# still compiles on its own in CI.
+# a2_test_unity(<target>): with A2_UNITY_TESTS (default: as A2_UNITY_BUILD), the target's test
+# files are compiled four to a translation unit, so Catch2 and the a2 headers are parsed once per
+# four files (a test file spends about 5 s of CPU parsing them). The tsan preset compiles the
+# library file by file (A2_UNITY_BUILD off) but keeps the tests in unity files.
+option(A2_UNITY_TESTS "Compile the test executables four files to a translation unit" ${A2_UNITY_BUILD})
 function(a2_test_unity target)
-  set_target_properties(${target} PROPERTIES UNITY_BUILD ${A2_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 4)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${A2_UNITY_TESTS} UNITY_BUILD_BATCH_SIZE 4)
 endfunction()

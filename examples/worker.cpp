@@ -7,6 +7,8 @@
 //     letter, is redriven, and succeeds;
 //   - SIGTERM or SIGINT stops the service gracefully (unstarted jobs handed back, running ones
 //     given 5 s). Without a signal it stops by itself once every job is done.
+#include "a2/worker.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -16,7 +18,6 @@
 #include <thread>
 
 #include "a2/a2.hpp"
-#include "a2/worker.hpp"
 
 using namespace std::chrono_literals;
 
@@ -78,7 +79,7 @@ int main() {
 
   a2::WorkerOptions options;
   options.concurrency = 4;
-  options.lease = 1s;                 // Short, to show the renewals (the default is 30 s).
+  options.lease = 1s;  // Short, to show the renewals (the default is 30 s).
   options.max_failures = 3;
   options.backoff = [](const a2::Job&, std::int64_t failures) { return failures * 100ms; };
   options.poll_interval = 100ms;
@@ -98,8 +99,8 @@ int main() {
                     static_cast<long long>(dead.index), static_cast<long long>(dead.failure_count),
                     dead.last_error.value_or("").c_str());
         g_import_fixed = true;
-        (void)store->redrive({.session_id = "imports", .index = dead.index,
-                              .action = a2::RedriveAction::retry});
+        (void)store->redrive(
+            {.session_id = "imports", .index = dead.index, .action = a2::RedriveAction::retry});
       }
       redriven = true;
     }

@@ -106,14 +106,22 @@ enum class WorkerEventKind {
 
 constexpr std::string_view to_string(WorkerEventKind k) {
   switch (k) {
-    case WorkerEventKind::claimed: return "claimed";
-    case WorkerEventKind::completed: return "completed";
-    case WorkerEventKind::failed: return "failed";
-    case WorkerEventKind::snoozed: return "snoozed";
-    case WorkerEventKind::dead_lettered: return "dead_lettered";
-    case WorkerEventKind::lease_lost: return "lease_lost";
-    case WorkerEventKind::released: return "released";
-    case WorkerEventKind::store_error: return "store_error";
+    case WorkerEventKind::claimed:
+      return "claimed";
+    case WorkerEventKind::completed:
+      return "completed";
+    case WorkerEventKind::failed:
+      return "failed";
+    case WorkerEventKind::snoozed:
+      return "snoozed";
+    case WorkerEventKind::dead_lettered:
+      return "dead_lettered";
+    case WorkerEventKind::lease_lost:
+      return "lease_lost";
+    case WorkerEventKind::released:
+      return "released";
+    case WorkerEventKind::store_error:
+      return "store_error";
   }
   return "unknown";
 }
@@ -121,9 +129,9 @@ constexpr std::string_view to_string(WorkerEventKind k) {
 struct WorkerEvent {
   WorkerEventKind kind = WorkerEventKind::claimed;
   std::string session_id{};
-  std::int64_t index = 0;    // 0 for a store_error not tied to one event.
+  std::int64_t index = 0;  // 0 for a store_error not tied to one event.
   std::int64_t attempt = 0;
-  std::string detail{};      // The error text (failed, dead_lettered, store_error).
+  std::string detail{};  // The error text (failed, dead_lettered, store_error).
 };
 
 // Counters since the worker started, and the current load. A consistent snapshot.

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // a2::Worker on the memory backend with a manual clock (docs/worker.md#scenarios): completion,
 // failures with backoff and dead letters, snooze, lease loss, stop, lanes, bad options.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -55,14 +54,20 @@ TEST_CASE("a worker completes every job with its children", "[worker][W1]") {
   f.add_jobs("s1", 10);
   f.add_jobs("s2", 10);
   std::atomic<int> runs{0};
-  a2::Worker worker(*f.store, [&](const a2::Job& job, a2::JobContext&) {
-    ++runs;
-    return a2::JobOutcome::complete(
-        {{std::nullopt, "done", a2::Json{{"of", job.index}}, std::nullopt, /*settled=*/true}});
-  }, quick(4));
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job& job, a2::JobContext&) {
+        ++runs;
+        return a2::JobOutcome::complete(
+            {{std::nullopt, "done", a2::Json{{"of", job.index}}, std::nullopt, /*settled=*/true}});
+      },
+      quick(4));
   bool all = eventually([&] { return worker.stats().completed == 20; });
   auto st = worker.stats();
-  INFO("claimed " << st.claimed << " started " << st.started << " completed " << st.completed << " lost " << st.lease_lost << " failed " << st.failed << " calls " << st.store_calls << " errors " << st.store_errors << " ready " << st.ready << " running " << st.running);
+  INFO("claimed " << st.claimed << " started " << st.started << " completed " << st.completed
+                  << " lost " << st.lease_lost << " failed " << st.failed << " calls "
+                  << st.store_calls << " errors " << st.store_errors << " ready " << st.ready
+                  << " running " << st.running);
   REQUIRE(all);
   worker.stop();
   CHECK(runs == 20);
@@ -103,10 +108,13 @@ TEST_CASE("a failing job waits for its backoff, then dead-letters", "[worker][W2
     std::lock_guard lock(m);
     seen.push_back(std::string(a2::to_string(e.kind)));
   };
-  a2::Worker worker(*f.store, [&](const a2::Job&, a2::JobContext&) -> a2::JobOutcome {
-    ++runs;
-    throw std::runtime_error("boom");
-  }, options);
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job&, a2::JobContext&) -> a2::JobOutcome {
+        ++runs;
+        throw std::runtime_error("boom");
+      },
+      options);
   REQUIRE(eventually([&] { return worker.stats().failed == 1; }));
   auto row = f.row("s", 1);
   CHECK(row.failure_count == 1);
@@ -136,11 +144,14 @@ TEST_CASE("a snoozed job runs again later without a failure", "[worker][W3]") {
   MemoryFixture f;
   f.add_jobs("s", 1);
   std::atomic<int> runs{0};
-  a2::Worker worker(*f.store, [&](const a2::Job& job, a2::JobContext&) {
-    ++runs;
-    if (job.attempt == 1) return a2::JobOutcome::snooze(2000ms);
-    return a2::JobOutcome::complete();
-  }, quick());
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job& job, a2::JobContext&) {
+        ++runs;
+        if (job.attempt == 1) return a2::JobOutcome::snooze(2000ms);
+        return a2::JobOutcome::complete();
+      },
+      quick());
   REQUIRE(eventually([&] { return worker.stats().snoozed == 1; }));
   auto row = f.row("s", 1);
   CHECK(row.failure_count == 0);
@@ -163,14 +174,17 @@ TEST_CASE("a lost lease stops the handler and drops its result", "[worker][W4]")
   options.renew_interval = 20ms;
   std::atomic<int> runs{0};
   std::atomic<bool> saw_lease_lost{false};
-  a2::Worker worker(*f.store, [&](const a2::Job& job, a2::JobContext& context) {
-    ++runs;
-    if (job.attempt == 1) {
-      while (!context.stop_requested()) std::this_thread::sleep_for(1ms);
-      saw_lease_lost = context.lease_lost();
-    }
-    return a2::JobOutcome::complete();
-  }, options);
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job& job, a2::JobContext& context) {
+        ++runs;
+        if (job.attempt == 1) {
+          while (!context.stop_requested()) std::this_thread::sleep_for(1ms);
+          saw_lease_lost = context.lease_lost();
+        }
+        return a2::JobOutcome::complete();
+      },
+      options);
   REQUIRE(eventually([&] { return runs == 1; }));
   f.clock->advance(1001);  // The lease (by the store's clock) has lapsed: renewal fails.
   REQUIRE(eventually([&] { return worker.stats().completed == 1; }));
@@ -181,8 +195,7 @@ TEST_CASE("a lost lease stops the handler and drops its result", "[worker][W4]")
   CHECK(f.row("s", 1).processed_by_attempt == 2);
 }
 
-TEST_CASE("stop releases unstarted claims at once and lets running jobs finish",
-          "[worker][W5]") {
+TEST_CASE("stop releases unstarted claims at once and lets running jobs finish", "[worker][W5]") {
   MemoryFixture f;
   f.add_jobs("s", 4);
   auto options = quick(1);
@@ -191,12 +204,15 @@ TEST_CASE("stop releases unstarted claims at once and lets running jobs finish",
   std::condition_variable cv;
   bool go = false;
   std::atomic<int> started{0};
-  a2::Worker worker(*f.store, [&](const a2::Job&, a2::JobContext&) {
-    ++started;
-    std::unique_lock lock(m);
-    cv.wait(lock, [&] { return go; });
-    return a2::JobOutcome::complete();
-  }, options);
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job&, a2::JobContext&) {
+        ++started;
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return go; });
+        return a2::JobOutcome::complete();
+      },
+      options);
   REQUIRE(eventually([&] { return worker.stats().claimed == 4 && started == 1; }));
   std::thread stopper([&] { worker.stop(10s); });
   REQUIRE(eventually([&] { return worker.stats().released == 3; }));
@@ -219,11 +235,14 @@ TEST_CASE("stop past its grace requests the handlers' stop tokens", "[worker][W6
   MemoryFixture f;
   f.add_jobs("s", 1);
   std::atomic<bool> lease_lost_flag{true};
-  a2::Worker worker(*f.store, [&](const a2::Job&, a2::JobContext& context) {
-    while (!context.stop_requested()) std::this_thread::sleep_for(1ms);
-    lease_lost_flag = context.lease_lost();
-    return a2::JobOutcome::complete();  // Done despite the stop: the completion is stored.
-  }, quick());
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job&, a2::JobContext& context) {
+        while (!context.stop_requested()) std::this_thread::sleep_for(1ms);
+        lease_lost_flag = context.lease_lost();
+        return a2::JobOutcome::complete();  // Done despite the stop: the completion is stored.
+      },
+      quick());
   REQUIRE(eventually([&] { return worker.stats().started == 1; }));
   auto t0 = std::chrono::steady_clock::now();
   worker.stop(100ms);
@@ -240,8 +259,8 @@ TEST_CASE("a worker serving a list of sessions leaves the others alone", "[worke
   f.add_jobs("other", 3);
   auto options = quick(2);
   options.sessions = {"mine"};
-  a2::Worker worker(*f.store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; },
-                    options);
+  a2::Worker worker(
+      *f.store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; }, options);
   REQUIRE(eventually([&] { return worker.stats().completed == 3; }));
   std::this_thread::sleep_for(100ms);
   worker.stop();
@@ -256,18 +275,21 @@ TEST_CASE("jobs of one lane run one at a time, in order", "[worker][W8]") {
   std::mutex m;
   std::vector<std::int64_t> order;
   std::atomic<int> in_lane{0}, overlap{0};
-  a2::Worker worker(*f.store, [&](const a2::Job& job, a2::JobContext&) {
-    if (job.event.lane) {
-      if (++in_lane > 1) ++overlap;
-      {
-        std::lock_guard lock(m);
-        order.push_back(job.index);
-      }
-      std::this_thread::sleep_for(1ms);
-      --in_lane;
-    }
-    return a2::JobOutcome{};
-  }, quick(8));
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job& job, a2::JobContext&) {
+        if (job.event.lane) {
+          if (++in_lane > 1) ++overlap;
+          {
+            std::lock_guard lock(m);
+            order.push_back(job.index);
+          }
+          std::this_thread::sleep_for(1ms);
+          --in_lane;
+        }
+        return a2::JobOutcome{};
+      },
+      quick(8));
   REQUIRE(eventually([&] { return worker.stats().completed == 40; }));
   worker.stop();
   CHECK(overlap == 0);
@@ -278,13 +300,18 @@ TEST_CASE("jobs of one lane run one at a time, in order", "[worker][W8]") {
 
 TEST_CASE("a refused completion is recorded as a failure", "[worker][W9]") {
   MemoryFixture f;
-  f.store->append("elsewhere", {{"taken", "x", a2::Json(nullptr), std::nullopt, std::nullopt, true}});
+  f.store->append("elsewhere",
+                  {{"taken", "x", a2::Json(nullptr), std::nullopt, std::nullopt, true}});
   f.add_jobs("s", 1);
   auto options = quick();
   options.max_failures = 1;
-  a2::Worker worker(*f.store, [](const a2::Job&, a2::JobContext&) {
-    return a2::JobOutcome::complete({{"taken", "child", a2::Json(nullptr), std::nullopt, false}});
-  }, options);
+  a2::Worker worker(
+      *f.store,
+      [](const a2::Job&, a2::JobContext&) {
+        return a2::JobOutcome::complete(
+            {{"taken", "child", a2::Json(nullptr), std::nullopt, false}});
+      },
+      options);
   REQUIRE(eventually([&] { return worker.stats().dead_lettered == 1; }));
   worker.stop();
   auto row = f.row("s", 1);

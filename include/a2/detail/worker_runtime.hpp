@@ -108,7 +108,8 @@ class WorkerRuntime {
         ledger_.remove(r.job.session_id, r.job.index, r.job.attempt);
       }
       ready_.clear();
-      for (auto& [key, d] : deferred_) unstarted[key.first].push_back({key.second, d.job.job.attempt});
+      for (auto& [key, d] : deferred_)
+        unstarted[key.first].push_back({key.second, d.job.job.attempt});
       deferred_.clear();
     }
     for (auto& [session, claims] : unstarted) release_unstarted(session, claims, deadline);
@@ -369,8 +370,12 @@ class WorkerRuntime {
       const bool recover = recover_.erase(session) > 0;
       const std::size_t k = free_slots();
       reserved_ += k;
-      ClaimRequest request{session, opt_.holder, opt_.lease.count(), std::nullopt,
-                           ledger_.lapsed(session, now), static_cast<std::int64_t>(k)};
+      ClaimRequest request{session,
+                           opt_.holder,
+                           opt_.lease.count(),
+                           std::nullopt,
+                           ledger_.lapsed(session, now),
+                           static_cast<std::int64_t>(k)};
       lock.unlock();
 
       std::vector<WorkerEvent> events;
@@ -469,8 +474,11 @@ class WorkerRuntime {
   // Releases claims this process will not run (no failure counted).
   void hand_back(const std::string& session, const std::vector<ClaimRef>& claims) {
     try {
-      auto r = retrying([&] { return store_.release_claims({session, opt_.holder, claims}); },
-                        SteadyClock::now() + opt_.lease);
+      auto r = retrying(
+          [&] {
+            return store_.release_claims({session, opt_.holder, claims});
+          },
+          SteadyClock::now() + opt_.lease);
       (void)r;
     } catch (const Error&) {
       // The leases lapse on their own.
@@ -482,10 +490,14 @@ class WorkerRuntime {
     std::vector<WorkerEvent> events;
     try {
       ReleaseResult r = retrying(
-          [&] { return store_.release_claims({session, opt_.holder, claims}); }, deadline);
+          [&] {
+            return store_.release_claims({session, opt_.holder, claims});
+          },
+          deadline);
       std::lock_guard lock(mutex_);
       stats_.released += claims.size();
-      for (const auto& c : claims) note(events, WorkerEventKind::released, session, c.index, c.attempt);
+      for (const auto& c : claims)
+        note(events, WorkerEventKind::released, session, c.index, c.attempt);
     } catch (const Error& e) {
       note(events, WorkerEventKind::store_error, session, 0, 0, e.what());
     }
@@ -672,10 +684,15 @@ class WorkerRuntime {
     if (!completes.empty()) complete(session, completes, next, events);
     for (auto& f : batch) {
       switch (f.kind) {
-        case FinishKind::complete: break;
-        case FinishKind::fail: fail(f, events); break;
+        case FinishKind::complete:
+          break;
+        case FinishKind::fail:
+          fail(f, events);
+          break;
         case FinishKind::snooze:
-        case FinishKind::release: release(f, events); break;
+        case FinishKind::release:
+          release(f, events);
+          break;
       }
     }
   }
@@ -688,8 +705,8 @@ class WorkerRuntime {
     for (Finish* f : items)
       request.completions.push_back({f->job.index, f->job.attempt, f->children});
     if (next > 0)
-      request.claim_next = ClaimNext{opt_.holder, opt_.lease.count(), std::nullopt,
-                                     static_cast<std::int64_t>(next)};
+      request.claim_next =
+          ClaimNext{opt_.holder, opt_.lease.count(), std::nullopt, static_cast<std::int64_t>(next)};
     const TimePoint sent = SteadyClock::now();
     bool unknown = false, first = true;
     std::optional<CompleteManyResult> result;
@@ -763,27 +780,37 @@ class WorkerRuntime {
     if (!refused.empty()) hand_back(session, refused);
   }
 
-  void fail(Finish& f, std::vector<WorkerEvent>& events) {
-    const std::int64_t failures = f.job.event.failure_count + 1;
-    const std::int64_t retry_at = store_.now_ms() + std::max<std::int64_t>(0, opt_.backoff(f.job, failures).count());
-    FailRequest request{f.job.session_id, f.job.index, f.job.attempt, f.error, opt_.max_failures,
-                        retry_at};
-    if (request.error.size() > kMaxErrorTextBytes) request.error.resize(kMaxErrorTextBytes);
-    std::optional<FailResult> result;
+  // Stores one outcome of `f` with `call` (retry-safe: retried while the lease lasts); empty
+  // when it could not be stored (reported as a store_error; the lease lapses on its own).
+  template <class F>
+  auto store_outcome(Finish& f, F&& call, std::vector<WorkerEvent>& events)
+      -> std::optional<decltype(call())> {
     try {
-      result = retrying([&] { return store_.fail_attempt(request); },
-                        SteadyClock::now() + opt_.lease);
+      return retrying(call, SteadyClock::now() + opt_.lease);
     } catch (const Error& e) {
       note(events, WorkerEventKind::store_error, f.job.session_id, f.job.index, f.job.attempt,
            e.what());
+      return std::nullopt;
     }
+  }
+
+  void fail(Finish& f, std::vector<WorkerEvent>& events) {
+    const std::int64_t failures = f.job.event.failure_count + 1;
+    const std::int64_t delay = std::max<std::int64_t>(0, opt_.backoff(f.job, failures).count());
+    const std::int64_t retry_at = store_.now_ms() + delay;
+    FailRequest request{f.job.session_id, f.job.index,       f.job.attempt,
+                        f.error,          opt_.max_failures, retry_at};
+    if (request.error.size() > kMaxErrorTextBytes) request.error.resize(kMaxErrorTextBytes);
+    auto result = store_outcome(
+        f, [&] { return store_.fail_attempt(request); }, events);
     std::lock_guard lock(mutex_);
     forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
     switch (result->verdict) {
       case FailVerdict::failed:
         ++stats_.failed;
-        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt, f.error);
+        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt,
+             f.error);
         if (!stop_claiming_) add_timer(f.job.session_id, retry_at);
         break;
       case FailVerdict::dead_lettered:
@@ -807,14 +834,8 @@ class WorkerRuntime {
       at = store_.now_ms() + f.delay.count();
       request.available_at_ms = at;
     }
-    std::optional<ReleaseResult> result;
-    try {
-      result = retrying([&] { return store_.release_claims(request); },
-                        SteadyClock::now() + opt_.lease);
-    } catch (const Error& e) {
-      note(events, WorkerEventKind::store_error, f.job.session_id, f.job.index, f.job.attempt,
-           e.what());
-    }
+    auto result = store_outcome(
+        f, [&] { return store_.release_claims(request); }, events);
     std::lock_guard lock(mutex_);
     forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
@@ -825,8 +846,10 @@ class WorkerRuntime {
       ++stats_.snoozed;
       note(events, WorkerEventKind::snoozed, f.job.session_id, f.job.index, f.job.attempt);
       if (!stop_claiming_) {
-        if (at > 0) add_timer(f.job.session_id, at);
-        else add_candidate(f.job.session_id);
+        if (at > 0)
+          add_timer(f.job.session_id, at);
+        else
+          add_candidate(f.job.session_id);
       }
     } else {
       ++stats_.released;
@@ -930,8 +953,8 @@ class WorkerRuntime {
 namespace a2 {
 
 inline Worker::Worker(Store& store, JobHandler handler, WorkerOptions options)
-    : runtime_(std::make_unique<detail::WorkerRuntime>(store, std::move(handler),
-                                                       std::move(options))) {}
+    : runtime_(
+          std::make_unique<detail::WorkerRuntime>(store, std::move(handler), std::move(options))) {}
 inline Worker::~Worker() = default;
 inline void Worker::stop(std::chrono::milliseconds grace) { runtime_->stop(grace); }
 inline void Worker::stop() { runtime_->stop(runtime_->options().stop_grace); }
