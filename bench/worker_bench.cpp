@@ -44,7 +44,9 @@ struct Settings {
   int latency_n = 2000;
 };
 
-// Opens a fresh store (its own key prefix or schema) on the running server.
+// Opens a fresh store (its own key prefix or schema) on the running server. On a private Redis
+// server it first empties the server, as the peers' benchmarks do before each workload: keys
+// left by an earlier workload would slow the work index's safety sweep (a SCAN).
 using Opener = std::function<std::unique_ptr<a2::Store>(const std::string& name)>;
 // The server's counters (Redis: INFO commandstats), or nothing.
 using Probe = std::function<std::map<std::string, double>()>;
@@ -243,6 +245,12 @@ int main(int argc, char** argv) {
       };
       a2::bench::Admin admin(a2::bench::parse_url(url));
       Probe probe = [&] { return a2::bench::snapshot(admin); };
+      if (server) {
+        open = [&, plain = open](const std::string& name) {
+          admin.command({"FLUSHALL"});
+          return plain(name);
+        };
+      }
       run_backend("Redis (`--save '' --appendonly no`)", open, probe, s);
     }
     if (s.backend == "postgres" || s.backend == "both") {

@@ -5,7 +5,8 @@
 -- includes META_LUA; it binds WORK too (p:work, WORK_LUA).
 -- claim(log, ready, holder, now, expires_at, limit, excluded, fast_ready): `ready` is the key of
 -- the ready set (read with ZRANGE unless `fast_ready` holds that reply already: the whole set,
--- or with a limit in chunks of max(64, 2 * limit) ranks until the limit is reached), `now` and
+-- or with a limit in chunks of max(8, 2 * limit) ranks, doubling, until the limit is reached),
+-- `now` and
 -- `expires_at` are the decimal texts of the arguments, `limit` the maximum number of claims (nil:
 -- no limit), `excluded` a set of index texts to ignore. Returns the reply of claim_available.lua:
 -- { 'claimed', count, (11 columns) x count, boundary } | { 'busy', retryAt } | { 'settled' } |
@@ -25,10 +26,11 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
   local claimed = {}
   local retry_at = nil
   local now = tonumber(now_text)
-  -- A bounded claim reads the ready set in chunks of twice its limit (at least 64), so claiming
-  -- a few events of a long ready set costs what it reads, not the whole set.
+  -- A bounded claim reads the ready set in chunks, the first of twice its limit (at least 8),
+  -- each next one twice as long, so claiming a few events of a long ready set costs what it
+  -- reads (the held and delayed events before them, then its limit), not the whole set.
   local chunk = -1
-  if limit and not fast_ready then chunk = math.max(64, limit * 2) end
+  if limit and not fast_ready then chunk = math.max(8, limit * 2) end
   local start = 0
   while true do
     local ready
@@ -85,6 +87,7 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
     end
     if full or chunk < 0 or #ready < chunk then break end
     start = start + chunk
+    chunk = chunk * 2
   end
   flush()
   if #claimed > 0 then

@@ -55,7 +55,7 @@ TEST_CASE("complete_attempts is one script call; its commands per batch size", "
   // docs/redis-layout.md#complete_attemptslua: k completions of one metadata chunk, each with one
   // unlaned child, then claim_next of one event: 10 + 2k for the completions and 4 + h for the
   // claim, h = the HMGET slices of the 8 columns of the ready events it reads (at most 1000
-  // arguments each): the first chunk of max(64, 2 x max_events) = 64 of the 2k ready events
+  // arguments each): the first chunk of max(8, 2 x max_events) = 8 of the 2k ready events
   // (docs/redis-layout.md#claim_availablelua), the 4 including the claim's work index command
   // (docs/redis-layout.md#work-index).
   for (const int k : {1, 10, 100}) {
@@ -90,7 +90,7 @@ TEST_CASE("complete_attempts is one script call; its commands per batch size", "
     REQUIRE(done.results.size() == static_cast<std::size_t>(k));
     REQUIRE(done.next);
     CHECK(done.next->verdict == ClaimVerdict::claimed);
-    const long long slices = (8LL * std::min(2LL * k, 64LL) + 999) / 1000;
+    const long long slices = (8LL * std::min(2LL * k, 8LL) + 999) / 1000;
     CHECK(script_commands(raw) == 10 + 2 * k + 4 + slices);
     // The same batch again is a replay of every completion: still one call, no claim.
     request.claim_next.reset();

@@ -33,7 +33,7 @@
 //   finish threads  store the outcomes, per session in batches (complete_attempts with
 //                   claim_next sized to the free slots; fail_attempt; release_claims);
 //   renew thread    extends the leases of every held claim and marks the lost ones;
-//   watch thread    turns watch_work signals into candidate sessions.
+//   watch thread    claims in the sessions watch_work signals name (or makes them candidates).
 // One mutex guards the shared state; store calls are made without it.
 namespace a2::detail {
 
@@ -338,7 +338,6 @@ class WorkerRuntime {
 
   void claim_loop() {
     std::unique_lock lock(mutex_);
-    ms error_delay{10};
     while (!stop_claiming_) {
       const TimePoint now = SteadyClock::now();
       while (!timers_.empty() && timers_.begin()->first <= now) {
@@ -367,56 +366,68 @@ class WorkerRuntime {
       std::string session = std::move(candidates_.front());
       candidates_.pop_front();
       candidate_set_.erase(session);
-      const bool recover = recover_.erase(session) > 0;
-      const std::size_t k = free_slots();
-      reserved_ += k;
-      ClaimRequest request{session,
-                           opt_.holder,
-                           opt_.lease.count(),
-                           std::nullopt,
-                           ledger_.lapsed(session, now),
-                           static_cast<std::int64_t>(k)};
-      lock.unlock();
+      claim_in(lock, session);
+    }
+  }
 
-      std::vector<WorkerEvent> events;
-      if (recover) recover_held(session, events);
-      const TimePoint sent = SteadyClock::now();
-      std::optional<ClaimResult> result;
-      std::vector<ClaimRef> refused;
-      try {
-        result = call([&] { return store_.claim_available(request); });
-        error_delay = ms{10};
-      } catch (const Error& e) {
-        note(events, WorkerEventKind::store_error, session, 0, 0, e.what());
-        lock.lock();
-        reserved_ -= k;
-        const auto* u = dynamic_cast<const Unavailable*>(&e);
-        if (u) {
-          // Retried after a pause; a lost reply may have claimed: recover before claiming.
-          if (u->outcome_unknown()) recover_.insert(session);
-          timers_.emplace(SteadyClock::now() + error_delay, session);
-          error_delay = std::min(error_delay * 2, opt_.retry_max_delay);
-        }
-        lock.unlock();
-        emit(events);
-        lock.lock();
-        continue;
-      }
+  // Claims in `session` as many events as there are free slots (mutex_ held by `lock`; released
+  // during the store calls). Called by the claim thread for its candidates and by the watch
+  // thread for the sessions a signal names (one thread handoff less between a new event and
+  // its handler).
+  void claim_in(std::unique_lock<std::mutex>& lock, const std::string& session) {
+    const bool recover = recover_.erase(session) > 0;
+    const std::size_t k = free_slots();
+    if (k == 0) {
+      add_candidate(session);
+      if (recover) recover_.insert(session);
+      return;
+    }
+    reserved_ += k;
+    ClaimRequest request{session,
+                         opt_.holder,
+                         opt_.lease.count(),
+                         std::nullopt,
+                         ledger_.lapsed(session, SteadyClock::now()),
+                         static_cast<std::int64_t>(k)};
+    lock.unlock();
+
+    std::vector<WorkerEvent> events;
+    if (recover) recover_held(session, events);
+    const TimePoint sent = SteadyClock::now();
+    std::optional<ClaimResult> result;
+    std::vector<ClaimRef> refused;
+    try {
+      result = call([&] { return store_.claim_available(request); });
+    } catch (const Error& e) {
+      note(events, WorkerEventKind::store_error, session, 0, 0, e.what());
       lock.lock();
       reserved_ -= k;
-      stats_.last_claim_events = result->events.size();
-      if (result->verdict == ClaimVerdict::claimed) {
-        const bool full = result->events.size() >= k;
-        refused = accept_claimed(session, std::move(result->events), sent, events);
-        if (full) add_candidate(session);  // Stopped at the bound: there may be more.
-      } else if (result->verdict == ClaimVerdict::busy) {
-        add_timer(session, result->retry_at);
+      if (const auto* u = dynamic_cast<const Unavailable*>(&e)) {
+        // Retried after a pause; a lost reply may have claimed: recover before claiming.
+        if (u->outcome_unknown()) recover_.insert(session);
+        timers_.emplace(SteadyClock::now() + claim_error_delay_, session);
+        claim_error_delay_ = std::min(claim_error_delay_ * 2, opt_.retry_max_delay);
       }
       lock.unlock();
-      if (!refused.empty()) hand_back(session, refused);
       emit(events);
       lock.lock();
+      return;
     }
+    lock.lock();
+    claim_error_delay_ = ms{10};
+    reserved_ -= k;
+    stats_.last_claim_events = result->events.size();
+    if (result->verdict == ClaimVerdict::claimed) {
+      const bool full = result->events.size() >= k;
+      refused = accept_claimed(session, std::move(result->events), sent, events);
+      if (full) add_candidate(session);  // Stopped at the bound: there may be more.
+    } else if (result->verdict == ClaimVerdict::busy) {
+      add_timer(session, result->retry_at);
+    }
+    lock.unlock();
+    if (!refused.empty()) hand_back(session, refused);
+    emit(events);
+    lock.lock();
   }
 
   // The sessions to try: the listed ones, or find_work's pages of due sessions.
@@ -544,10 +555,17 @@ class WorkerRuntime {
       }
       if (signal.session_ids.empty() && !signal.resync) continue;
       {
-        std::lock_guard lock(mutex_);
-        for (auto& s : signal.session_ids)
-          if (serving(s)) add_candidate(s);
+        std::unique_lock lock(mutex_);
         if (signal.resync) poll_due_ = true;
+        for (auto& s : signal.session_ids) {
+          if (!serving(s) || stop_claiming_) continue;
+          // With free slots, claim here at once; else the claim thread takes it later.
+          if (free_slots() > 0 && candidate_set_.count(s) == 0) {
+            claim_in(lock, s);
+          } else {
+            add_candidate(s);
+          }
+        }
       }
       claim_cv_.notify_one();
     }
@@ -924,6 +942,7 @@ class WorkerRuntime {
   std::unordered_set<std::string> candidate_set_;
   std::multimap<TimePoint, std::string> timers_;
   std::unordered_set<std::string> recover_;
+  ms claim_error_delay_{10};  // The pause before a failed claim's session is tried again.
   bool poll_due_ = true;
   TimePoint next_poll_{};
   // A claim of an event whose older attempt still runs here (accept_claimed).
