@@ -14,6 +14,7 @@
 
 #include "a2/memory.hpp"
 #include "a2/worker.hpp"
+#include "worker/lossy_store.hpp"
 #include "worker/support.hpp"
 
 using namespace std::chrono_literals;
@@ -346,4 +347,56 @@ TEST_CASE("the default holder names the host and process", "[worker][W10]") {
   MemoryFixture f;
   a2::Worker worker(*f.store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; });
   CHECK(worker.holder().find(":" + std::to_string(::getpid()) + ":") != std::string::npos);
+}
+
+TEST_CASE("a lost claim reply strands nothing: the held claims are released and re-claimed",
+          "[worker][W17]") {
+  auto store = std::make_shared<a2::test::LossyStore>(a2::memory::open());
+  std::vector<a2::NewEvent> jobs(3);
+  for (auto& e : jobs) e.type = "job";
+  store->append("s", jobs);
+  store->lose_claims = 1;
+  auto options = quick(2);  // Default lease: 30 s. Waiting for it would take far longer.
+  a2::Worker worker(*store, [](const a2::Job&, a2::JobContext&) { return a2::JobOutcome{}; },
+                    options);
+  REQUIRE(eventually([&] { return worker.stats().completed == 3; }, 5s));
+  worker.stop();
+  CHECK(store->lost == 1);
+  CHECK(worker.stats().lease_lost == 0);
+  for (const auto& e : store->read("s")) {
+    CHECK(e.processed_by_attempt == 2);  // Attempt 1 was claimed, lost and released.
+    CHECK_FALSE(e.claim_holder.has_value());
+  }
+  CHECK(store->held_claims("s", "w1").empty());
+}
+
+TEST_CASE("a lost completion reply is retried: one completion, children written once",
+          "[worker][W18]") {
+  auto store = std::make_shared<a2::test::LossyStore>(a2::memory::open());
+  std::vector<a2::NewEvent> jobs(5);
+  for (auto& e : jobs) e.type = "job";
+  store->append("s", jobs);
+  store->lose_completions = 1;
+  a2::Worker worker(*store, [](const a2::Job& job, a2::JobContext&) {
+    a2::ChildEvent child;  // No id: the worker gives it one before the first call.
+    child.type = "done";
+    child.payload = {{"of", job.index}};
+    child.settled = true;
+    return a2::JobOutcome::complete({child});
+  }, quick(1));
+  REQUIRE(eventually([&] { return worker.stats().completed == 5; }, 5s));
+  worker.stop();
+  CHECK(store->lost == 1);
+  CHECK(worker.stats().lease_lost == 0);
+  auto rows = store->read("s");
+  REQUIRE(rows.size() == 10);  // 5 jobs, each with exactly one child.
+  std::set<std::int64_t> parents;
+  for (std::size_t i = 5; i < rows.size(); ++i) {
+    CHECK(rows[i].type == "done");
+    REQUIRE(rows[i].cause.has_value());
+    parents.insert(rows[i].cause->index);
+  }
+  CHECK(parents == std::set<std::int64_t>{1, 2, 3, 4, 5});
+  for (std::size_t i = 0; i < 5; ++i) CHECK(rows[i].processed_at.has_value());
+  CHECK(store->held_claims("s", "w1").empty());
 }
