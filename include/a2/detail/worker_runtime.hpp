@@ -635,14 +635,19 @@ class WorkerRuntime {
           finish_cv_.notify_one();
         }
       }
-      claim_cv_.notify_one();
-      idle_cv_.notify_all();
-      if (!events.empty()) {
-        lock.unlock();
-        emit(events);
-        lock.lock();
-      }
+      slot_freed(lock, events);
     }
+  }
+
+  // A handler or finish thread gave up its job: the claim thread may claim again, stop() may be
+  // done waiting; then the transitions are reported without the mutex.
+  void slot_freed(std::unique_lock<std::mutex>& lock, std::vector<WorkerEvent>& events) {
+    claim_cv_.notify_one();
+    idle_cv_.notify_all();
+    if (events.empty()) return;
+    lock.unlock();
+    emit(events);
+    lock.lock();
   }
 
   // ---- finish threads ------------------------------------------------------------------------
@@ -681,13 +686,7 @@ class WorkerRuntime {
           finish_cv_.notify_one();
         }
       }
-      claim_cv_.notify_one();
-      idle_cv_.notify_all();
-      if (!events.empty()) {
-        lock.unlock();
-        emit(events);
-        lock.lock();
-      }
+      slot_freed(lock, events);
     }
   }
 
