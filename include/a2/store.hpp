@@ -128,7 +128,8 @@ class Store {
   // below the boundary resumes at the marker.
   std::vector<Event> read_events(std::string_view session_id, std::int64_t after_index) {
     return observed("read_events", session_id, [&]() -> std::vector<Event> {
-      check_read("read_events", session_id, {.after_index = after_index, .through_index = std::nullopt});
+      check_read("read_events", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
       return do_read_events(std::string(session_id), after_index);
     });
   }
@@ -137,7 +138,8 @@ class Store {
   std::vector<SerializedEvent> read_feed_page(std::string_view session_id,
                                               std::int64_t after_index) {
     return observed("read_feed_page", session_id, [&]() -> std::vector<SerializedEvent> {
-      check_read("read_feed_page", session_id, {.after_index = after_index, .through_index = std::nullopt});
+      check_read("read_feed_page", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
       return do_read_feed_page(std::string(session_id), after_index);
     });
   }
@@ -150,17 +152,20 @@ class Store {
   //   settled  nothing claimable and nothing in flight
   // Throws InvalidArgument, Unavailable. One round trip on Redis.
   ClaimResult claim_available(const ClaimRequest& request) {
-    return observed("claim_available", request.session_id, [&]() -> ClaimResult {
-      constexpr std::string_view op = "claim_available";
-      detail::check_session_id(op, request.session_id);
-      detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-      detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
-      detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
-      for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
-      if (request.max_events) detail::check_integer(op, "max_events", *request.max_events, 1);
-      ensure_open(op);
-      return do_claim_available(request);
-    }, request);
+    return observed(
+        "claim_available", request.session_id,
+        [&]() -> ClaimResult {
+          constexpr std::string_view op = "claim_available";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+          detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
+          for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
+          if (request.max_events) detail::check_integer(op, "max_events", *request.max_events, 1);
+          ensure_open(op);
+          return do_claim_available(request);
+        },
+        request);
   }
 
   // Ends the listed leases now without counting a failure: each claim is released (the event
@@ -169,17 +174,20 @@ class Store {
   // the released events wait until then (a snooze). docs/semantics.md#release_claims.
   // Throws InvalidArgument, Unavailable. One round trip. Retry-safe: a repeat reports not_held.
   ReleaseResult release_claims(const ReleaseRequest& request) {
-    return observed("release_claims", request.session_id, [&]() -> ReleaseResult {
-      constexpr std::string_view op = "release_claims";
-      detail::check_session_id(op, request.session_id);
-      detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-      detail::check_claims(op, request.claims);
-      if (request.available_at_ms)
-        detail::check_integer(op, "available_at_ms", *request.available_at_ms, 0);
-      ensure_open(op);
-      if (request.claims.empty()) return {};
-      return do_release_claims(request);
-    }, request);
+    return observed(
+        "release_claims", request.session_id,
+        [&]() -> ReleaseResult {
+          constexpr std::string_view op = "release_claims";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_claims(op, request.claims);
+          if (request.available_at_ms)
+            detail::check_integer(op, "available_at_ms", *request.available_at_ms, 0);
+          ensure_open(op);
+          if (request.claims.empty()) return {};
+          return do_release_claims(request);
+        },
+        request);
   }
 
   // The live leases `holder` holds in the current lifetime, ascending by index: what a worker
@@ -208,15 +216,18 @@ class Store {
   // Extends the listed leases held by `holder`. An index at or below the boundary, or whose
   // attempt was re-claimed, is superseded; a lapsed, finished or foreign lease is in neither list.
   RenewResult renew_claims(const RenewRequest& request) {
-    return observed("renew_claims", request.session_id, [&]() -> RenewResult {
-      constexpr std::string_view op = "renew_claims";
-      detail::check_session_id(op, request.session_id);
-      detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-      detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
-      detail::check_claims(op, request.claims);
-      ensure_open(op);
-      return do_renew_claims(request);
-    }, request);
+    return observed(
+        "renew_claims", request.session_id,
+        [&]() -> RenewResult {
+          constexpr std::string_view op = "renew_claims";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+          detail::check_claims(op, request.claims);
+          ensure_open(op);
+          return do_renew_claims(request);
+        },
+        request);
   }
 
   // Completes the current attempt of a claimed event and appends its children atomically.
@@ -227,19 +238,22 @@ class Store {
   // With claim_next it then claims the session's next work for that holder in the same call
   // (result.next; docs/semantics.md#claim_next): a busy worker needs one round trip per job.
   CompleteResult complete_attempt(CompleteRequest request) {
-    return observed("complete_attempt", request.session_id, [&]() -> CompleteResult {
-      constexpr std::string_view op = "complete_attempt";
-      detail::check_session_id(op, request.session_id);
-      detail::check_integer(op, "index", request.index);
-      detail::check_integer(op, "attempt", request.attempt);
-      detail::check_batch_size(op, request.events.size());
-      std::set<std::string> seen;
-      for (const auto& e : request.events) detail::check_event(op, e, seen);
-      if (request.claim_next) check_claim_next(op, *request.claim_next);
-      ensure_open(op);
-      for (auto& e : request.events) normalize(e);
-      return do_complete_attempt(request);
-    }, request);
+    return observed(
+        "complete_attempt", request.session_id,
+        [&]() -> CompleteResult {
+          constexpr std::string_view op = "complete_attempt";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          detail::check_integer(op, "attempt", request.attempt);
+          detail::check_batch_size(op, request.events.size());
+          std::set<std::string> seen;
+          for (const auto& e : request.events) detail::check_event(op, e, seen);
+          if (request.claim_next) check_claim_next(op, *request.claim_next);
+          ensure_open(op);
+          for (auto& e : request.events) normalize(e);
+          return do_complete_attempt(request);
+        },
+        request);
   }
 
   // Completes many attempts of one session in one atomic call: each completion gets the verdict
@@ -250,29 +264,32 @@ class Store {
   // (also: an index listed twice, a child id given twice in the call), Unavailable. One round
   // trip. Retry-safe with child ids (claim_next is not replayed: see the docs).
   CompleteManyResult complete_attempts(CompleteManyRequest request) {
-    return observed("complete_attempts", request.session_id, [&]() -> CompleteManyResult {
-      constexpr std::string_view op = "complete_attempts";
-      detail::check_session_id(op, request.session_id);
-      detail::check_list_size(op, "completions", request.completions.size());
-      std::set<std::int64_t> indexes;
-      std::set<std::string> seen;
-      std::size_t children = 0;
-      for (const auto& c : request.completions) {
-        detail::check_integer(op, "index", c.index);
-        detail::check_integer(op, "attempt", c.attempt);
-        if (!indexes.insert(c.index).second)
-          detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
-        children += c.events.size();
-        detail::check_batch_size(op, children);
-        for (const auto& e : c.events) detail::check_event(op, e, seen);
-      }
-      if (request.claim_next) check_claim_next(op, *request.claim_next);
-      ensure_open(op);
-      if (request.completions.empty() && !request.claim_next) return {};
-      for (auto& c : request.completions)
-        for (auto& e : c.events) normalize(e);
-      return do_complete_attempts(request);
-    }, request);
+    return observed(
+        "complete_attempts", request.session_id,
+        [&]() -> CompleteManyResult {
+          constexpr std::string_view op = "complete_attempts";
+          detail::check_session_id(op, request.session_id);
+          detail::check_list_size(op, "completions", request.completions.size());
+          std::set<std::int64_t> indexes;
+          std::set<std::string> seen;
+          std::size_t children = 0;
+          for (const auto& c : request.completions) {
+            detail::check_integer(op, "index", c.index);
+            detail::check_integer(op, "attempt", c.attempt);
+            if (!indexes.insert(c.index).second)
+              detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
+            children += c.events.size();
+            detail::check_batch_size(op, children);
+            for (const auto& e : c.events) detail::check_event(op, e, seen);
+          }
+          if (request.claim_next) check_claim_next(op, *request.claim_next);
+          ensure_open(op);
+          if (request.completions.empty() && !request.claim_next) return {};
+          for (auto& c : request.completions)
+            for (auto& e : c.events) normalize(e);
+          return do_complete_attempts(request);
+        },
+        request);
   }
 
   // Records a failure of the current attempt.
@@ -281,17 +298,21 @@ class Store {
   //   superseded     the attempt is no longer current; nothing changed
   // Throws InvalidArgument (index above the head), Unavailable. Retry-safe (by attempt).
   FailResult fail_attempt(const FailRequest& request) {
-    return observed("fail_attempt", request.session_id, [&]() -> FailResult {
-      constexpr std::string_view op = "fail_attempt";
-      detail::check_session_id(op, request.session_id);
-      detail::check_integer(op, "index", request.index);
-      detail::check_integer(op, "attempt", request.attempt);
-      detail::check_integer(op, "max_failures", request.max_failures);
-      detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
-      if (request.retry_at_ms) detail::check_integer(op, "retry_at_ms", *request.retry_at_ms, 0);
-      ensure_open(op);
-      return do_fail_attempt(request);
-    }, request);
+    return observed(
+        "fail_attempt", request.session_id,
+        [&]() -> FailResult {
+          constexpr std::string_view op = "fail_attempt";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          detail::check_integer(op, "attempt", request.attempt);
+          detail::check_integer(op, "max_failures", request.max_failures);
+          detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
+          if (request.retry_at_ms)
+            detail::check_integer(op, "retry_at_ms", *request.retry_at_ms, 0);
+          ensure_open(op);
+          return do_fail_attempt(request);
+        },
+        request);
   }
 
   // The dead letters of the current lifetime with full metadata, ascending.
@@ -307,13 +328,16 @@ class Store {
   // Retries (claimable again, failure count reset) or skips (settled, lane handed on) a dead
   // letter of the current lifetime; anything else reports redriven = false and changes nothing.
   RedriveResult redrive(const RedriveRequest& request) {
-    return observed("redrive", request.session_id, [&]() -> RedriveResult {
-      constexpr std::string_view op = "redrive";
-      detail::check_session_id(op, request.session_id);
-      detail::check_integer(op, "index", request.index);
-      ensure_open(op);
-      return do_redrive(request);
-    }, request);
+    return observed(
+        "redrive", request.session_id,
+        [&]() -> RedriveResult {
+          constexpr std::string_view op = "redrive";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          ensure_open(op);
+          return do_redrive(request);
+        },
+        request);
   }
 
   // What a reducer needs to fold the session: the best checkpoint and the events after it.
@@ -363,7 +387,8 @@ class Store {
         for (auto p : w.pin_event_indexes) detail::check_integer(op, "pinned event index", p, 1);
       }
       ensure_open(op);
-      // Normalize (docs/semantics.md#put_snapshots step 1): the last write per index wins, ascending.
+      // Normalize (docs/semantics.md#put_snapshots step 1): the last write per index wins,
+      // ascending.
       std::vector<SnapshotWrite> normalized;
       for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
         bool seen = false;
@@ -385,7 +410,8 @@ class Store {
     return observed("clear", request.session_id, [&]() -> ClearResult {
       constexpr std::string_view op = "clear";
       detail::check_session_id(op, request.session_id);
-      if (request.if_last_index) detail::check_integer(op, "if_last_index", *request.if_last_index, 0);
+      if (request.if_last_index)
+        detail::check_integer(op, "if_last_index", *request.if_last_index, 0);
       if (request.cause) {
         detail::check_integer(op, "cause index", request.cause->index);
         detail::check_integer(op, "cause attempt", request.cause->attempt);
@@ -409,7 +435,8 @@ class Store {
   // A live feed of the session's events after after_index (feed.hpp).
   std::unique_ptr<Feed> subscribe(std::string_view session_id, std::int64_t after_index = 0) {
     return observed("subscribe", session_id, [&]() -> std::unique_ptr<Feed> {
-      check_read("subscribe", session_id, {.after_index = after_index, .through_index = std::nullopt});
+      check_read("subscribe", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
       return do_subscribe(std::string(session_id), after_index);
     });
   }
@@ -423,8 +450,8 @@ class Store {
       constexpr std::string_view op = "find_work";
       detail::check_integer(op, "limit", request.limit, 1);
       if (request.limit > detail::kFindWorkMaxLimit)
-        detail::invalid(op, "limit is " + std::to_string(request.limit) + "; it must be <= " +
-                                std::to_string(detail::kFindWorkMaxLimit));
+        detail::invalid(op, "limit is " + std::to_string(request.limit) +
+                                "; it must be <= " + std::to_string(detail::kFindWorkMaxLimit));
       if (request.due_by_ms) detail::check_integer(op, "due_by_ms", *request.due_by_ms, 0);
       if (request.after) {
         detail::check_integer(op, "cursor at_ms", request.after->at_ms, 0);
@@ -590,8 +617,8 @@ class Store {
         detail::log_event(
             LogLevel::warning, "slow_operation",
             "a2 " + backend_ + " " + std::string(op) + ": took " +
-                std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(duration)
-                                   .count()) +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::microseconds>(duration).count()) +
                 " us (the threshold is " + std::to_string(observe_.slow_operation.count()) +
                 " ms)");
     };
@@ -626,7 +653,8 @@ class Store {
   void check_read(std::string_view op, std::string_view session_id, const ReadOptions& options) {
     detail::check_session_id(op, session_id);
     detail::check_integer(op, "after_index", options.after_index, 0);
-    if (options.through_index) detail::check_integer(op, "through_index", *options.through_index, 0);
+    if (options.through_index)
+      detail::check_integer(op, "through_index", *options.through_index, 0);
     ensure_open(op);
   }
   static void check_claim_next(std::string_view op, const ClaimNext& next) {

@@ -11,8 +11,8 @@
 //                         closed by the server meanwhile (a non-blocking poll of its socket);
 // and a function that opens a new connection by a deadline.
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>

@@ -854,8 +854,8 @@ class WorkerRuntime {
     switch (result->verdict) {
       case FailVerdict::failed:
         ++stats_.failed;
-        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt,
-             f.error, &f);
+        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt, f.error,
+             &f);
         if (!stop_claiming_) add_timer(f.job.session_id, retry_at);
         break;
       case FailVerdict::dead_lettered:
@@ -888,7 +888,7 @@ class WorkerRuntime {
     if (result->released.empty()) {
       ++stats_.lease_lost;
       note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt, {},
-             &f);
+           &f);
     } else if (f.kind == FinishKind::snooze) {
       ++stats_.snoozed;
       note(events, WorkerEventKind::snoozed, f.job.session_id, f.job.index, f.job.attempt, {}, &f);
