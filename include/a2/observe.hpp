@@ -88,7 +88,7 @@ constexpr std::string_view to_string(LogLevel l) {
 }
 
 // Something worth a log line: event "reconnect", "script_reload", "slow_operation" or
-// "safety_poll_catch_up" (docs/observe.md#log-events).
+// "safety_poll_catch_up" (docs/observe.md#O9).
 struct LogRecord {
   LogLevel level;
   std::string_view backend;

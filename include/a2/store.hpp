@@ -523,7 +523,7 @@ class Store {
   std::int64_t now_ms() const { return clock_->now_ms(); }
 
   // The observer of Options::observe (null when none): a Worker on this store reports its jobs
-  // to it too (docs/observe.md#worker).
+  // to it too (docs/observe.md#O10).
   const std::shared_ptr<Observer>& observer() const noexcept { return observe_.observer; }
   // "memory", "redis", "postgres": the backend word of the reports.
   std::string_view backend() const noexcept { return backend_; }

@@ -223,7 +223,7 @@ class WorkerRuntime {
   TimePoint lease_end_from(TimePoint sent) const { return sent + opt_.lease; }
 
   // Reports the noted transitions: to on_event, and each job's end to the store's observer as an
-  // OperationRecord "job" (docs/observe.md#worker).
+  // OperationRecord "job" (docs/observe.md#O10).
   void emit(std::vector<Noted>& events) {
     for (const auto& n : events) {
       if (n.job && observer_) report_job(n);
