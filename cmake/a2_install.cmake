@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Install rules (A2_INSTALL): the public headers, the targets a2 / a2_redis / a2_postgres (those
-# built) in the export set a2-targets with namespace a2::, a2-config.cmake (components redis and
+# Install rules (A2_INSTALL): the public headers, the targets a2 / a2_redis / a2_postgres /
+# a2_prometheus (those built) in the export set a2-targets with namespace a2::, a2-config.cmake (components redis and
 # postgres), a2-config-version.cmake, a2_dependencies.cmake (reused by a2-config.cmake) and the
 # pkg-config file a2.pc for the header-only core, LICENSE and the specification (docs/*.md).
 include(CMakePackageConfigHelpers)
@@ -18,7 +18,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/a2"
 # The backends that exist in this build; a2-config.cmake reports any other as not found.
 set(_a2_install_targets a2)
 set(A2_BUILT_COMPONENTS "")
-foreach(_a2_component IN ITEMS redis postgres)
+foreach(_a2_component IN ITEMS redis postgres prometheus)
   if(TARGET a2_${_a2_component})
     list(APPEND _a2_install_targets a2_${_a2_component})
     list(APPEND A2_BUILT_COMPONENTS ${_a2_component})

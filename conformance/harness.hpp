@@ -10,6 +10,7 @@
 #include <string>
 
 #include "a2/clock.hpp"
+#include "a2/observe.hpp"
 #include "a2/store.hpp"
 
 namespace a2::conformance {
@@ -29,6 +30,7 @@ struct Fixture {
 // Store options a scenario may set; each backend maps them to its own Options.
 struct StoreSettings {
   std::string clear_event_type = kClearEventType;
+  ObserveOptions observe{};  // Hooks (a2/observe.hpp).
 };
 
 // A backend under test. Implementations start their server (if any) once per executable, on

@@ -33,7 +33,8 @@ class PostgresBackend final : public Backend {
                                   .clock = f.clock,
                                   .ids = f.ids,
                                   .feed_safety_poll = std::chrono::milliseconds(1000),
-                                  .clear_event_type = settings.clear_event_type});
+                                  .clear_event_type = settings.clear_event_type,
+                                  .observe = settings.observe});
     return f;
   }
 

@@ -30,6 +30,7 @@ class RedisBackend final : public Backend {
     options.clock = f.clock;
     options.ids = f.ids;
     options.clear_event_type = settings.clear_event_type;
+    options.observe = settings.observe;
     f.store = a2::redis::open(options);
     return f;
   }

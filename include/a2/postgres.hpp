@@ -8,6 +8,7 @@
 #include <string>
 
 #include "a2/clock.hpp"
+#include "a2/observe.hpp"
 #include "a2/store.hpp"
 
 // The Postgres backend (component a2::postgres): tables a2_events, a2_snapshots, ... as in
@@ -38,6 +39,7 @@ struct Options {
   // (the command_timeout bounds it anyway). Past it the call fails with Unavailable; nothing
   // was sent. Default: the command_timeout.
   std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
+  ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "a2/clock.hpp"
+#include "a2/observe.hpp"
 #include "a2/store.hpp"
 
 // The Redis backend (component a2::redis): the log is a Redis stream, every write one Lua
@@ -39,6 +40,7 @@ struct Options {
   // (the call's command_timeout bounds it anyway). Past it the call fails with Unavailable;
   // nothing was sent. Default: the command_timeout.
   std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
+  ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.
 };
 
 // Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a

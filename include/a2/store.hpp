@@ -3,20 +3,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "a2/clock.hpp"
 #include "a2/detail/constants.hpp"
+#include "a2/detail/observed.hpp"
 #include "a2/detail/validate.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
+#include "a2/observe.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
@@ -36,6 +40,10 @@ namespace a2 {
 // open before any I/O, then call the backend. Bad input throws InvalidArgument and changes
 // nothing; a closed store throws Unavailable. Expected outcomes are verdicts in the results;
 // every failure is an a2::Error (errors.hpp).
+//
+// Every public operation runs inside observed() (below): with an Observer set in the backend's
+// Options::observe it is reported, validation included (docs/observe.md); without one it costs
+// one test of a pointer. A new operation wraps its body the same way.
 class Store {
  public:
   virtual ~Store() = default;
@@ -51,45 +59,53 @@ class Store {
   // duplicate id in the batch, a cause above the head), Unavailable. Retry-safe with ids.
   AppendResult append(std::string_view session_id, std::vector<NewEvent> events,
                       const AppendOptions& options = {}) {
-    constexpr std::string_view op = "append";
-    detail::check_session_id(op, session_id);
-    detail::check_batch_size(op, events.size());
-    std::set<std::string> seen;
-    for (const auto& e : events) {
-      detail::check_event(op, e, seen);
-      if (e.cause) {
-        detail::check_integer(op, "cause index", e.cause->index);
-        detail::check_integer(op, "cause attempt", e.cause->attempt);
+    return observed("append", session_id, [&]() -> AppendResult {
+      constexpr std::string_view op = "append";
+      detail::check_session_id(op, session_id);
+      detail::check_batch_size(op, events.size());
+      std::set<std::string> seen;
+      for (const auto& e : events) {
+        detail::check_event(op, e, seen);
+        if (e.cause) {
+          detail::check_integer(op, "cause index", e.cause->index);
+          detail::check_integer(op, "cause attempt", e.cause->attempt);
+        }
       }
-    }
-    if (options.origin_index) detail::check_integer(op, "origin_index", *options.origin_index, 1);
-    ensure_open(op);
-    for (auto& e : events) normalize(e);
-    return do_append(std::string(session_id), std::move(events), options);
+      if (options.origin_index) detail::check_integer(op, "origin_index", *options.origin_index, 1);
+      ensure_open(op);
+      for (auto& e : events) normalize(e);
+      return do_append(std::string(session_id), std::move(events), options);
+    });
   }
 
   // The stored rows with max(after_index, clear_index - 1) < index <= min(through_index, head):
   // the current lifetime, marker included. Bounds are frozen when the read starts.
   std::vector<StoredEvent> read(std::string_view session_id, const ReadOptions& options = {}) {
-    check_read("read", session_id, options);
-    if (options.through_index && *options.through_index <= options.after_index) return {};
-    return do_read(std::string(session_id), options);
+    return observed("read", session_id, [&]() -> std::vector<StoredEvent> {
+      check_read("read", session_id, options);
+      if (options.through_index && *options.through_index <= options.after_index) return {};
+      return do_read(std::string(session_id), options);
+    });
   }
 
   // Same range as read(), public events only.
   std::vector<Event> read_history(std::string_view session_id, const ReadOptions& options = {}) {
-    check_read("read_history", session_id, options);
-    if (options.through_index && *options.through_index <= options.after_index) return {};
-    return do_read_history(std::string(session_id), options);
+    return observed("read_history", session_id, [&]() -> std::vector<Event> {
+      check_read("read_history", session_id, options);
+      if (options.through_index && *options.through_index <= options.after_index) return {};
+      return do_read_history(std::string(session_id), options);
+    });
   }
 
   // read() with explicit bounds (docs/semantics.md#read_range).
   std::vector<StoredEvent> read_range(std::string_view session_id, std::int64_t after_index,
                                       std::optional<std::int64_t> through_index = std::nullopt) {
-    ReadOptions options{.after_index = after_index, .through_index = through_index};
-    check_read("read_range", session_id, options);
-    if (through_index && *through_index <= after_index) return {};
-    return do_read(std::string(session_id), options);
+    return observed("read_range", session_id, [&]() -> std::vector<StoredEvent> {
+      ReadOptions options{.after_index = after_index, .through_index = through_index};
+      check_read("read_range", session_id, options);
+      if (through_index && *through_index <= after_index) return {};
+      return do_read(std::string(session_id), options);
+    });
   }
 
   // The events from_index..min(through_index, head) if they fit one page of 256 and lie in the
@@ -98,26 +114,34 @@ class Store {
   std::optional<std::vector<Event>> read_tail(
       std::string_view session_id, std::int64_t from_index,
       std::optional<std::int64_t> through_index = std::nullopt) {
-    constexpr std::string_view op = "read_tail";
-    detail::check_session_id(op, session_id);
-    detail::check_integer(op, "from_index", from_index, 1);
-    if (through_index) detail::check_integer(op, "through_index", *through_index, 0);
-    ensure_open(op);
-    return do_read_tail(std::string(session_id), from_index, through_index);
+    return observed("read_tail", session_id, [&]() -> std::optional<std::vector<Event>> {
+      constexpr std::string_view op = "read_tail";
+      detail::check_session_id(op, session_id);
+      detail::check_integer(op, "from_index", from_index, 1);
+      if (through_index) detail::check_integer(op, "through_index", *through_index, 0);
+      ensure_open(op);
+      return do_read_tail(std::string(session_id), from_index, through_index);
+    });
   }
 
   // One page (at most 256) of public events after after_index in the current lifetime; a cursor
   // below the boundary resumes at the marker.
   std::vector<Event> read_events(std::string_view session_id, std::int64_t after_index) {
-    check_read("read_events", session_id, {.after_index = after_index, .through_index = std::nullopt});
-    return do_read_events(std::string(session_id), after_index);
+    return observed("read_events", session_id, [&]() -> std::vector<Event> {
+      check_read("read_events", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
+      return do_read_events(std::string(session_id), after_index);
+    });
   }
 
   // One feed page (at most 1000) after after_index, payloads as stored JSON text.
   std::vector<SerializedEvent> read_feed_page(std::string_view session_id,
                                               std::int64_t after_index) {
-    check_read("read_feed_page", session_id, {.after_index = after_index, .through_index = std::nullopt});
-    return do_read_feed_page(std::string(session_id), after_index);
+    return observed("read_feed_page", session_id, [&]() -> std::vector<SerializedEvent> {
+      check_read("read_feed_page", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
+      return do_read_feed_page(std::string(session_id), after_index);
+    });
   }
 
   // Claims the available events (ready, lease absent or expired, not delayed, not excluded),
@@ -128,15 +152,20 @@ class Store {
   //   settled  nothing claimable and nothing in flight
   // Throws InvalidArgument, Unavailable. One round trip on Redis.
   ClaimResult claim_available(const ClaimRequest& request) {
-    constexpr std::string_view op = "claim_available";
-    detail::check_session_id(op, request.session_id);
-    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-    detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
-    detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
-    for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
-    if (request.max_events) detail::check_integer(op, "max_events", *request.max_events, 1);
-    ensure_open(op);
-    return do_claim_available(request);
+    return observed(
+        "claim_available", request.session_id,
+        [&]() -> ClaimResult {
+          constexpr std::string_view op = "claim_available";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+          detail::check_list_size(op, "exclude_indexes", request.exclude_indexes.size());
+          for (auto i : request.exclude_indexes) detail::check_integer(op, "excluded index", i);
+          if (request.max_events) detail::check_integer(op, "max_events", *request.max_events, 1);
+          ensure_open(op);
+          return do_claim_available(request);
+        },
+        request);
   }
 
   // Ends the listed leases now without counting a failure: each claim is released (the event
@@ -145,46 +174,60 @@ class Store {
   // the released events wait until then (a snooze). docs/semantics.md#release_claims.
   // Throws InvalidArgument, Unavailable. One round trip. Retry-safe: a repeat reports not_held.
   ReleaseResult release_claims(const ReleaseRequest& request) {
-    constexpr std::string_view op = "release_claims";
-    detail::check_session_id(op, request.session_id);
-    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-    detail::check_claims(op, request.claims);
-    if (request.available_at_ms)
-      detail::check_integer(op, "available_at_ms", *request.available_at_ms, 0);
-    ensure_open(op);
-    if (request.claims.empty()) return {};
-    return do_release_claims(request);
+    return observed(
+        "release_claims", request.session_id,
+        [&]() -> ReleaseResult {
+          constexpr std::string_view op = "release_claims";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_claims(op, request.claims);
+          if (request.available_at_ms)
+            detail::check_integer(op, "available_at_ms", *request.available_at_ms, 0);
+          ensure_open(op);
+          if (request.claims.empty()) return {};
+          return do_release_claims(request);
+        },
+        request);
   }
 
   // The live leases `holder` holds in the current lifetime, ascending by index: what a worker
   // recovers after losing a claim's reply. docs/semantics.md#held_claims.
   std::vector<HeldClaim> held_claims(std::string_view session_id, std::string_view holder) {
-    constexpr std::string_view op = "held_claims";
-    detail::check_session_id(op, session_id);
-    detail::check_text(op, "holder", holder, kMaxHolderBytes);
-    ensure_open(op);
-    return do_held_claims(std::string(session_id), std::string(holder));
+    return observed("held_claims", session_id, [&]() -> std::vector<HeldClaim> {
+      constexpr std::string_view op = "held_claims";
+      detail::check_session_id(op, session_id);
+      detail::check_text(op, "holder", holder, kMaxHolderBytes);
+      ensure_open(op);
+      return do_held_claims(std::string(session_id), std::string(holder));
+    });
   }
 
   // The head index and clear boundary: one round trip, no event bodies (a feed "from now"
   // subscribes after head_index). docs/semantics.md#head.
   HeadResult head(std::string_view session_id) {
-    constexpr std::string_view op = "head";
-    detail::check_session_id(op, session_id);
-    ensure_open(op);
-    return do_head(std::string(session_id));
+    return observed("head", session_id, [&]() -> HeadResult {
+      constexpr std::string_view op = "head";
+      detail::check_session_id(op, session_id);
+      ensure_open(op);
+      return do_head(std::string(session_id));
+    });
   }
 
   // Extends the listed leases held by `holder`. An index at or below the boundary, or whose
   // attempt was re-claimed, is superseded; a lapsed, finished or foreign lease is in neither list.
   RenewResult renew_claims(const RenewRequest& request) {
-    constexpr std::string_view op = "renew_claims";
-    detail::check_session_id(op, request.session_id);
-    detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
-    detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
-    detail::check_claims(op, request.claims);
-    ensure_open(op);
-    return do_renew_claims(request);
+    return observed(
+        "renew_claims", request.session_id,
+        [&]() -> RenewResult {
+          constexpr std::string_view op = "renew_claims";
+          detail::check_session_id(op, request.session_id);
+          detail::check_text(op, "holder", request.holder, kMaxHolderBytes);
+          detail::check_lease(op, request.ttl_ms, request.expires_at_ms);
+          detail::check_claims(op, request.claims);
+          ensure_open(op);
+          return do_renew_claims(request);
+        },
+        request);
   }
 
   // Completes the current attempt of a claimed event and appends its children atomically.
@@ -195,17 +238,22 @@ class Store {
   // With claim_next it then claims the session's next work for that holder in the same call
   // (result.next; docs/semantics.md#claim_next): a busy worker needs one round trip per job.
   CompleteResult complete_attempt(CompleteRequest request) {
-    constexpr std::string_view op = "complete_attempt";
-    detail::check_session_id(op, request.session_id);
-    detail::check_integer(op, "index", request.index);
-    detail::check_integer(op, "attempt", request.attempt);
-    detail::check_batch_size(op, request.events.size());
-    std::set<std::string> seen;
-    for (const auto& e : request.events) detail::check_event(op, e, seen);
-    if (request.claim_next) check_claim_next(op, *request.claim_next);
-    ensure_open(op);
-    for (auto& e : request.events) normalize(e);
-    return do_complete_attempt(request);
+    return observed(
+        "complete_attempt", request.session_id,
+        [&]() -> CompleteResult {
+          constexpr std::string_view op = "complete_attempt";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          detail::check_integer(op, "attempt", request.attempt);
+          detail::check_batch_size(op, request.events.size());
+          std::set<std::string> seen;
+          for (const auto& e : request.events) detail::check_event(op, e, seen);
+          if (request.claim_next) check_claim_next(op, *request.claim_next);
+          ensure_open(op);
+          for (auto& e : request.events) normalize(e);
+          return do_complete_attempt(request);
+        },
+        request);
   }
 
   // Completes many attempts of one session in one atomic call: each completion gets the verdict
@@ -216,27 +264,32 @@ class Store {
   // (also: an index listed twice, a child id given twice in the call), Unavailable. One round
   // trip. Retry-safe with child ids (claim_next is not replayed: see the docs).
   CompleteManyResult complete_attempts(CompleteManyRequest request) {
-    constexpr std::string_view op = "complete_attempts";
-    detail::check_session_id(op, request.session_id);
-    detail::check_list_size(op, "completions", request.completions.size());
-    std::set<std::int64_t> indexes;
-    std::set<std::string> seen;
-    std::size_t children = 0;
-    for (const auto& c : request.completions) {
-      detail::check_integer(op, "index", c.index);
-      detail::check_integer(op, "attempt", c.attempt);
-      if (!indexes.insert(c.index).second)
-        detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
-      children += c.events.size();
-      detail::check_batch_size(op, children);
-      for (const auto& e : c.events) detail::check_event(op, e, seen);
-    }
-    if (request.claim_next) check_claim_next(op, *request.claim_next);
-    ensure_open(op);
-    if (request.completions.empty() && !request.claim_next) return {};
-    for (auto& c : request.completions)
-      for (auto& e : c.events) normalize(e);
-    return do_complete_attempts(request);
+    return observed(
+        "complete_attempts", request.session_id,
+        [&]() -> CompleteManyResult {
+          constexpr std::string_view op = "complete_attempts";
+          detail::check_session_id(op, request.session_id);
+          detail::check_list_size(op, "completions", request.completions.size());
+          std::set<std::int64_t> indexes;
+          std::set<std::string> seen;
+          std::size_t children = 0;
+          for (const auto& c : request.completions) {
+            detail::check_integer(op, "index", c.index);
+            detail::check_integer(op, "attempt", c.attempt);
+            if (!indexes.insert(c.index).second)
+              detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
+            children += c.events.size();
+            detail::check_batch_size(op, children);
+            for (const auto& e : c.events) detail::check_event(op, e, seen);
+          }
+          if (request.claim_next) check_claim_next(op, *request.claim_next);
+          ensure_open(op);
+          if (request.completions.empty() && !request.claim_next) return {};
+          for (auto& c : request.completions)
+            for (auto& e : c.events) normalize(e);
+          return do_complete_attempts(request);
+        },
+        request);
   }
 
   // Records a failure of the current attempt.
@@ -245,59 +298,76 @@ class Store {
   //   superseded     the attempt is no longer current; nothing changed
   // Throws InvalidArgument (index above the head), Unavailable. Retry-safe (by attempt).
   FailResult fail_attempt(const FailRequest& request) {
-    constexpr std::string_view op = "fail_attempt";
-    detail::check_session_id(op, request.session_id);
-    detail::check_integer(op, "index", request.index);
-    detail::check_integer(op, "attempt", request.attempt);
-    detail::check_integer(op, "max_failures", request.max_failures);
-    detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
-    if (request.retry_at_ms) detail::check_integer(op, "retry_at_ms", *request.retry_at_ms, 0);
-    ensure_open(op);
-    return do_fail_attempt(request);
+    return observed(
+        "fail_attempt", request.session_id,
+        [&]() -> FailResult {
+          constexpr std::string_view op = "fail_attempt";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          detail::check_integer(op, "attempt", request.attempt);
+          detail::check_integer(op, "max_failures", request.max_failures);
+          detail::check_text(op, "error", request.error, kMaxErrorTextBytes, /*allow_empty=*/true);
+          if (request.retry_at_ms)
+            detail::check_integer(op, "retry_at_ms", *request.retry_at_ms, 0);
+          ensure_open(op);
+          return do_fail_attempt(request);
+        },
+        request);
   }
 
   // The dead letters of the current lifetime with full metadata, ascending.
   std::vector<StoredEvent> dead_letters(std::string_view session_id) {
-    constexpr std::string_view op = "dead_letters";
-    detail::check_session_id(op, session_id);
-    ensure_open(op);
-    return do_dead_letters(std::string(session_id));
+    return observed("dead_letters", session_id, [&]() -> std::vector<StoredEvent> {
+      constexpr std::string_view op = "dead_letters";
+      detail::check_session_id(op, session_id);
+      ensure_open(op);
+      return do_dead_letters(std::string(session_id));
+    });
   }
 
   // Retries (claimable again, failure count reset) or skips (settled, lane handed on) a dead
   // letter of the current lifetime; anything else reports redriven = false and changes nothing.
   RedriveResult redrive(const RedriveRequest& request) {
-    constexpr std::string_view op = "redrive";
-    detail::check_session_id(op, request.session_id);
-    detail::check_integer(op, "index", request.index);
-    ensure_open(op);
-    return do_redrive(request);
+    return observed(
+        "redrive", request.session_id,
+        [&]() -> RedriveResult {
+          constexpr std::string_view op = "redrive";
+          detail::check_session_id(op, request.session_id);
+          detail::check_integer(op, "index", request.index);
+          ensure_open(op);
+          return do_redrive(request);
+        },
+        request);
   }
 
   // What a reducer needs to fold the session: the best checkpoint and the events after it.
   StateResult read_state(std::string_view session_id, std::string_view reducer,
                          const StateOptions& options = {}) {
-    constexpr std::string_view op = "read_state";
-    detail::check_session_id(op, session_id);
-    detail::check_reducer(op, reducer);
-    check_state_bounds(op, options.through_index, options.snapshot_through_index);
-    ensure_open(op);
-    return do_read_state(std::string(session_id), std::string(reducer), options);
+    return observed("read_state", session_id, [&]() -> StateResult {
+      constexpr std::string_view op = "read_state";
+      detail::check_session_id(op, session_id);
+      detail::check_reducer(op, reducer);
+      check_state_bounds(op, options.through_index, options.snapshot_through_index);
+      ensure_open(op);
+      return do_read_state(std::string(session_id), std::string(reducer), options);
+    });
   }
 
   // read_state for many sessions of one reducer; result i answers requests[i].
   std::vector<StateResult> read_states(std::string_view reducer,
                                        const std::vector<StateRequest>& requests) {
-    constexpr std::string_view op = "read_states";
-    detail::check_reducer(op, reducer);
-    detail::check_list_size(op, "requests", requests.size());
-    for (const auto& r : requests) {
-      detail::check_session_id(op, r.session_id);
-      check_state_bounds(op, r.through_index, r.snapshot_through_index);
-    }
-    ensure_open(op);
-    if (requests.empty()) return {};
-    return do_read_states(std::string(reducer), requests);
+    return observed("read_states", {}, [&]() -> std::vector<StateResult> {
+      constexpr std::string_view op = "read_states";
+      detail::check_reducer(op, reducer);
+      detail::check_list_size(op, "requests", requests.size());
+      for (const auto& r : requests) {
+        detail::check_session_id(op, r.session_id);
+        check_state_bounds(op, r.through_index, r.snapshot_through_index);
+      }
+      ensure_open(op);
+      if (requests.empty()) return {};
+      return do_read_states(std::string(reducer), requests);
+    });
   }
 
   // Writes reducer checkpoints. One write per index (the last for an index wins), applied in
@@ -305,28 +375,31 @@ class Store {
   // it is not older than the head; older writes are kept only while pinned by unfinished events.
   void put_snapshots(std::string_view session_id, std::string_view reducer,
                      std::vector<SnapshotWrite> writes) {
-    constexpr std::string_view op = "put_snapshots";
-    detail::check_session_id(op, session_id);
-    detail::check_reducer(op, reducer);
-    detail::check_list_size(op, "writes", writes.size());
-    for (const auto& w : writes) {
-      detail::check_integer(op, "checkpoint index", w.index, 0);
-      detail::check_json(op, "checkpoint state", w.state);
-      detail::check_list_size(op, "pin_event_indexes", w.pin_event_indexes.size());
-      for (auto p : w.pin_event_indexes) detail::check_integer(op, "pinned event index", p, 1);
-    }
-    ensure_open(op);
-    // Normalize (docs/semantics.md#put_snapshots step 1): the last write per index wins, ascending.
-    std::vector<SnapshotWrite> normalized;
-    for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
-      bool seen = false;
-      for (const auto& n : normalized) seen = seen || n.index == it->index;
-      if (!seen) normalized.push_back(std::move(*it));
-    }
-    std::sort(normalized.begin(), normalized.end(),
-              [](const SnapshotWrite& a, const SnapshotWrite& b) { return a.index < b.index; });
-    if (normalized.empty()) return;
-    do_put_snapshots(std::string(session_id), std::string(reducer), std::move(normalized));
+    return observed("put_snapshots", session_id, [&]() -> void {
+      constexpr std::string_view op = "put_snapshots";
+      detail::check_session_id(op, session_id);
+      detail::check_reducer(op, reducer);
+      detail::check_list_size(op, "writes", writes.size());
+      for (const auto& w : writes) {
+        detail::check_integer(op, "checkpoint index", w.index, 0);
+        detail::check_json(op, "checkpoint state", w.state);
+        detail::check_list_size(op, "pin_event_indexes", w.pin_event_indexes.size());
+        for (auto p : w.pin_event_indexes) detail::check_integer(op, "pinned event index", p, 1);
+      }
+      ensure_open(op);
+      // Normalize (docs/semantics.md#put_snapshots step 1): the last write per index wins,
+      // ascending.
+      std::vector<SnapshotWrite> normalized;
+      for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
+        bool seen = false;
+        for (const auto& n : normalized) seen = seen || n.index == it->index;
+        if (!seen) normalized.push_back(std::move(*it));
+      }
+      std::sort(normalized.begin(), normalized.end(),
+                [](const SnapshotWrite& a, const SnapshotWrite& b) { return a.index < b.index; });
+      if (normalized.empty()) return;
+      do_put_snapshots(std::string(session_id), std::string(reducer), std::move(normalized));
+    });
   }
 
   // Appends a clear marker at head+1 and moves the boundary there: the old lifetime's events,
@@ -334,30 +407,38 @@ class Store {
   // Throws SupersededAttempt (stale cause), PartialDuplicateBatch (marker id taken),
   // InvalidArgument (cause above the head), Unavailable. Retry-safe with if_last_index.
   ClearResult clear(const ClearRequest& request) {
-    constexpr std::string_view op = "clear";
-    detail::check_session_id(op, request.session_id);
-    if (request.if_last_index) detail::check_integer(op, "if_last_index", *request.if_last_index, 0);
-    if (request.cause) {
-      detail::check_integer(op, "cause index", request.cause->index);
-      detail::check_integer(op, "cause attempt", request.cause->attempt);
-    }
-    ensure_open(op);
-    return do_clear(request);
+    return observed("clear", request.session_id, [&]() -> ClearResult {
+      constexpr std::string_view op = "clear";
+      detail::check_session_id(op, request.session_id);
+      if (request.if_last_index)
+        detail::check_integer(op, "if_last_index", *request.if_last_index, 0);
+      if (request.cause) {
+        detail::check_integer(op, "cause index", request.cause->index);
+        detail::check_integer(op, "cause attempt", request.cause->attempt);
+      }
+      ensure_open(op);
+      return do_clear(request);
+    });
   }
 
   // Deletes one batch (at most 256 events) of the old lifetimes below the boundary and, at the
   // end, their checkpoints. Loop until done.
   ReclaimResult reclaim(std::string_view session_id) {
-    constexpr std::string_view op = "reclaim";
-    detail::check_session_id(op, session_id);
-    ensure_open(op);
-    return do_reclaim(std::string(session_id));
+    return observed("reclaim", session_id, [&]() -> ReclaimResult {
+      constexpr std::string_view op = "reclaim";
+      detail::check_session_id(op, session_id);
+      ensure_open(op);
+      return do_reclaim(std::string(session_id));
+    });
   }
 
   // A live feed of the session's events after after_index (feed.hpp).
   std::unique_ptr<Feed> subscribe(std::string_view session_id, std::int64_t after_index = 0) {
-    check_read("subscribe", session_id, {.after_index = after_index, .through_index = std::nullopt});
-    return do_subscribe(std::string(session_id), after_index);
+    return observed("subscribe", session_id, [&]() -> std::unique_ptr<Feed> {
+      check_read("subscribe", session_id,
+                 {.after_index = after_index, .through_index = std::nullopt});
+      return do_subscribe(std::string(session_id), after_index);
+    });
   }
 
   // One page of the work index: the sessions that may have claimable work, each with the
@@ -365,18 +446,20 @@ class Store {
   // cost nothing; work written by the original package appears after a sweep_work().
   // Throws InvalidArgument (limit outside 1..1000, a bad cursor), Unavailable. One round trip.
   WorkPage find_work(const FindWorkRequest& request = {}) {
-    constexpr std::string_view op = "find_work";
-    detail::check_integer(op, "limit", request.limit, 1);
-    if (request.limit > detail::kFindWorkMaxLimit)
-      detail::invalid(op, "limit is " + std::to_string(request.limit) + "; it must be <= " +
-                              std::to_string(detail::kFindWorkMaxLimit));
-    if (request.due_by_ms) detail::check_integer(op, "due_by_ms", *request.due_by_ms, 0);
-    if (request.after) {
-      detail::check_integer(op, "cursor at_ms", request.after->at_ms, 0);
-      detail::check_session_id(op, request.after->session_id);
-    }
-    ensure_open(op);
-    return do_find_work(request);
+    return observed("find_work", {}, [&]() -> WorkPage {
+      constexpr std::string_view op = "find_work";
+      detail::check_integer(op, "limit", request.limit, 1);
+      if (request.limit > detail::kFindWorkMaxLimit)
+        detail::invalid(op, "limit is " + std::to_string(request.limit) +
+                                "; it must be <= " + std::to_string(detail::kFindWorkMaxLimit));
+      if (request.due_by_ms) detail::check_integer(op, "due_by_ms", *request.due_by_ms, 0);
+      if (request.after) {
+        detail::check_integer(op, "cursor at_ms", request.after->at_ms, 0);
+        detail::check_session_id(op, request.after->session_id);
+      }
+      ensure_open(op);
+      return do_find_work(request);
+    });
   }
 
   // One pass of the safety sweep: indexes the sessions with ready work that the work index
@@ -384,39 +467,47 @@ class Store {
   // may be claimed. Returns them; empty when every writer is a2. docs/semantics.md#sweep_work.
   // Throws Unavailable.
   SweepResult sweep_work() {
-    ensure_open("sweep_work");
-    return do_sweep_work();
+    return observed("sweep_work", {}, [&]() -> SweepResult {
+      ensure_open("sweep_work");
+      return do_sweep_work();
+    });
   }
 
   // A live signal of "session S may have new work" (work_watch.hpp), which also runs the
   // safety sweep every options.sweep_interval. docs/semantics.md#watch_work.
   std::unique_ptr<WorkWatch> watch_work(const WatchWorkOptions& options = {}) {
-    constexpr std::string_view op = "watch_work";
-    if (options.sweep_interval.count() < 0)
-      detail::invalid(op, "sweep_interval is " + std::to_string(options.sweep_interval.count()) +
-                              " ms; it must be >= 0");
-    ensure_open(op);
-    return do_watch_work(options);
+    return observed("watch_work", {}, [&]() -> std::unique_ptr<WorkWatch> {
+      constexpr std::string_view op = "watch_work";
+      if (options.sweep_interval.count() < 0)
+        detail::invalid(op, "sweep_interval is " + std::to_string(options.sweep_interval.count()) +
+                                " ms; it must be >= 0");
+      ensure_open(op);
+      return do_watch_work(options);
+    });
   }
 
   // Upserts or removes one participant and returns the live presence map. Not part of the log:
   // unaffected by clear and reclaim.
   PresenceMap patch_presence(std::string_view session_id, const PresencePatch& patch) {
-    constexpr std::string_view op = "patch_presence";
-    detail::check_session_id(op, session_id);
-    detail::check_text(op, "participant", patch.participant, kMaxParticipantBytes);
-    detail::check_json(op, "presence state", patch.state);
-    if (!patch.state.is_null()) detail::check_integer(op, "ttl_ms", patch.ttl_ms, 1);
-    ensure_open(op);
-    return do_patch_presence(std::string(session_id), patch);
+    return observed("patch_presence", session_id, [&]() -> PresenceMap {
+      constexpr std::string_view op = "patch_presence";
+      detail::check_session_id(op, session_id);
+      detail::check_text(op, "participant", patch.participant, kMaxParticipantBytes);
+      detail::check_json(op, "presence state", patch.state);
+      if (!patch.state.is_null()) detail::check_integer(op, "ttl_ms", patch.ttl_ms, 1);
+      ensure_open(op);
+      return do_patch_presence(std::string(session_id), patch);
+    });
   }
 
   // The live presence map of a session.
   PresenceMap read_presence(std::string_view session_id) {
-    constexpr std::string_view op = "read_presence";
-    detail::check_session_id(op, session_id);
-    ensure_open(op);
-    return do_read_presence(std::string(session_id));
+    return observed("read_presence", session_id, [&]() -> PresenceMap {
+      constexpr std::string_view op = "read_presence";
+      detail::check_session_id(op, session_id);
+      ensure_open(op);
+      return do_read_presence(std::string(session_id));
+    });
   }
 
   // Releases connections and stops feeds. Idempotent; afterwards every operation throws
@@ -431,10 +522,19 @@ class Store {
   // from it, so a ManualClock drives both.
   std::int64_t now_ms() const { return clock_->now_ms(); }
 
+  // The observer of Options::observe (null when none): a Worker on this store reports its jobs
+  // to it too (docs/observe.md#O10).
+  const std::shared_ptr<Observer>& observer() const noexcept { return observe_.observer; }
+  // "memory", "redis", "postgres": the backend word of the reports.
+  std::string_view backend() const noexcept { return backend_; }
+
  protected:
-  Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids)
+  Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids,
+        std::string_view backend = "store", ObserveOptions observe = {})
       : clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
-        ids_(ids ? std::move(ids) : std::make_shared<RandomIdSource>()) {}
+        ids_(ids ? std::move(ids) : std::make_shared<RandomIdSource>()),
+        backend_(backend),
+        observe_(std::move(observe)) {}
 
   Clock& clock() const noexcept { return *clock_; }
   IdSource& ids() const noexcept { return *ids_; }
@@ -485,13 +585,76 @@ class Store {
   virtual void do_close() = 0;
 
  private:
+  // Runs f(), the whole of a public operation (validation too), and reports it to the observer:
+  // one OperationRecord, the WorkRecords of transitions_of(request, result), a slow_operation
+  // log event. Costless without an observer: one test of a pointer.
+  template <class F, class Q = detail::NoRequest>
+  auto observed(std::string_view op, std::string_view session, F&& f, const Q& request = {})
+      -> decltype(f()) {
+    if (!observe_.observer) [[likely]]
+      return f();
+    return observed_call(op, session, f, request);
+  }
+
+  template <class F, class Q>
+  auto observed_call(std::string_view op, std::string_view session, F& f, const Q& request)
+      -> decltype(f()) {
+    using R = decltype(f());
+    Observer& observer = *observe_.observer;
+    const auto started_at = std::chrono::system_clock::now();
+    const auto started = std::chrono::steady_clock::now();
+    const std::int64_t trips = detail::t_round_trips;
+    struct Scope {  // Backends log through it (detail::log_event) while the operation runs.
+      detail::ObserveScope outer = detail::t_observe_scope;
+      ~Scope() { detail::t_observe_scope = outer; }
+    } scope;
+    detail::t_observe_scope = {&observe_.observer, backend_};
+    auto report = [&](std::string_view outcome, std::optional<ErrorCode> error, bool unknown) {
+      const auto duration = std::chrono::steady_clock::now() - started;
+      observer.on_operation({op, backend_, started_at, duration, outcome, error, unknown,
+                             detail::t_round_trips - trips, session});
+      if (duration >= observe_.slow_operation)
+        detail::log_event(
+            LogLevel::warning, "slow_operation",
+            "a2 " + backend_ + " " + std::string(op) + ": took " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::microseconds>(duration).count()) +
+                " us (the threshold is " + std::to_string(observe_.slow_operation.count()) +
+                " ms)");
+    };
+    try {
+      if constexpr (std::is_void_v<R>) {
+        f();
+        report("ok", std::nullopt, false);
+      } else {
+        R result = f();
+        report(detail::outcome_of(result), std::nullopt, false);
+        detail::transitions_of(request, result,
+                               [&](WorkTransition t, std::int64_t index, std::int64_t attempt) {
+                                 observer.on_work({t, backend_, session, index, attempt});
+                               });
+        return result;
+      }
+    } catch (const Unavailable& e) {
+      report(to_string(e.code()), e.code(), e.outcome_unknown());
+      throw;
+    } catch (const Error& e) {
+      report(to_string(e.code()), e.code(), false);
+      throw;
+    } catch (...) {
+      report("error", std::nullopt, false);
+      throw;
+    }
+  }
+
   void ensure_open(std::string_view op) const {
     if (closed_.load()) throw Unavailable("a2 " + std::string(op) + ": the store is closed");
   }
   void check_read(std::string_view op, std::string_view session_id, const ReadOptions& options) {
     detail::check_session_id(op, session_id);
     detail::check_integer(op, "after_index", options.after_index, 0);
-    if (options.through_index) detail::check_integer(op, "through_index", *options.through_index, 0);
+    if (options.through_index)
+      detail::check_integer(op, "through_index", *options.through_index, 0);
     ensure_open(op);
   }
   static void check_claim_next(std::string_view op, const ClaimNext& next) {
@@ -512,6 +675,8 @@ class Store {
 
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<IdSource> ids_;
+  std::string backend_;
+  ObserveOptions observe_;
   std::atomic<bool> closed_{false};
 };
 

@@ -11,6 +11,7 @@
 //                         closed by the server meanwhile (a non-blocking poll of its socket);
 // and a function that opens a new connection by a deadline.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "a2/errors.hpp"
+#include "a2/observe.hpp"
 
 namespace a2::detail {
 
@@ -81,6 +83,7 @@ class Pool {
         idle_.pop_back();
         if (c->idle_alive()) return Lease(this, std::move(c));
         --open_;  // Closed by the server while idle: drop it (outside the lock) and look on.
+        lost_ = true;
         lock.unlock();
         c.reset();
         lock.lock();
@@ -90,7 +93,11 @@ class Pool {
         ++open_;
         lock.unlock();
         try {
-          return Lease(this, connect_(deadline));
+          Lease lease(this, connect_(deadline));
+          if (lost_.exchange(false))
+            log_event(LogLevel::info, "reconnect",
+                      context(op) + "connected again after a connection was lost");
+          return lease;
         } catch (...) {
           lock.lock();
           --open_;
@@ -148,6 +155,7 @@ class Pool {
     std::unique_lock lock(mutex_);
     if (closed_ || connection->broken()) {
       --open_;
+      if (!closed_) lost_ = true;
       lock.unlock();
       available_.notify_one();
       connection.reset();  // Outside the lock: closing may take a moment.
@@ -166,6 +174,8 @@ class Pool {
   std::condition_variable available_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t open_ = 0;  // Idle plus lent out plus being connected.
+  // A connection was dropped as broken: the next one opened is a reconnect (a log event).
+  std::atomic<bool> lost_{false};
   bool closed_ = false;
 };
 

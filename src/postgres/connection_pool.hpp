@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "a2/errors.hpp"
+#include "a2/observe.hpp"
 #include "common/pool.hpp"
 #include "postgres/errors.hpp"
 
@@ -132,6 +133,7 @@ class ConnectionPool {
     Connection& conn = **lease;
     const auto ticket = watchdog_.arm(conn.socket(), deadline);
     try {
+      ++a2::detail::t_round_trips;  // One statement: the one place a call's round trip counts.
       auto result = fn(conn.get());
       if (watchdog_.disarm(ticket)) conn.mark_broken();  // Answered just in time.
       return result;

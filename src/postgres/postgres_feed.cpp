@@ -147,13 +147,20 @@ std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
     // Read the generation before the read, so a wake-up during the read is not lost.
     auto seen = notifier_->generation(session_id_);
     auto events = read_after(cursor_.load());
+    if (by_poll_ && !events.empty())
+      observer_.log(LogLevel::info, "safety_poll_catch_up",
+                    "a2 postgres feed: the safety poll found " + std::to_string(events.size()) +
+                        " event(s) of session '" + session_id_ + "' no notification announced");
+    by_poll_ = false;
     if (!events.empty()) {
       cursor_.store(events.back().index);
       return events;
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return {};
-    notifier_->wait(session_id_, seen, std::min(deadline, now + safety_poll_));
+    const auto until = std::min(deadline, now + safety_poll_);
+    notifier_->wait(session_id_, seen, until);
+    by_poll_ = until < deadline && notifier_->generation(session_id_) == seen;
   }
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "a2/observe.hpp"
 #include "a2/feed.hpp"
 #include "a2/types.hpp"
 #include "postgres/connection_pool.hpp"
@@ -89,6 +90,8 @@ class PostgresFeed final : public Feed {
   std::string session_id_;
   std::atomic<std::int64_t> cursor_;
   std::chrono::milliseconds safety_poll_;
+  bool by_poll_ = false;  // The last wait ended by the safety poll, not by a notification.
+  const a2::detail::CapturedObserver observer_ = a2::detail::CapturedObserver::current();
   std::atomic<bool> cancelled_{false};
 };
 

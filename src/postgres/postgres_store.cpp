@@ -72,7 +72,7 @@ bool plain_identifier(const std::string& s) {
 class PostgresStore final : public Store {
  public:
   PostgresStore(const Options& options, std::shared_ptr<ConnectionPool> pool)
-      : Store(options.clock, options.ids),
+      : Store(options.clock, options.ids, "postgres", options.observe),
         pool_(std::move(pool)),
         notifier_(std::make_shared<Notifier>(pool_)),
         safety_poll_(options.feed_safety_poll),

@@ -84,7 +84,12 @@ WorkSignal PostgresWorkWatch::wait(std::chrono::milliseconds timeout) {
     if (sweep_interval_.count() > 0 && now >= next_sweep_) {
       next_sweep_ = now + sweep_interval_;
       try {
-        for (auto& entry : sweep_().indexed) add(entry.session_id);
+        auto found = sweep_().indexed;
+        if (!found.empty())
+          observer_.log(LogLevel::info, "safety_poll_catch_up",
+                        "a2 postgres watch_work: the safety sweep found work in " +
+                            std::to_string(found.size()) + " session(s) no wake-up announced");
+        for (auto& entry : found) add(entry.session_id);
       } catch (const Unavailable&) {
         resync_ = true;  // The sweep did not run: the worker pages through find_work again.
       }

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "a2/observe.hpp"
 #include "a2/results.hpp"
 #include "a2/work_watch.hpp"
 #include "postgres/connection_pool.hpp"
@@ -53,6 +54,7 @@ class PostgresWorkWatch final : public WorkWatch {
   std::function<bool()> closed_;
   std::chrono::milliseconds sweep_interval_;
   std::chrono::steady_clock::time_point next_sweep_;
+  const a2::detail::CapturedObserver observer_ = a2::detail::CapturedObserver::current();
   std::chrono::steady_clock::time_point next_connect_;
   std::unique_ptr<Connection> conn_;
   std::unique_ptr<Listener> listener_;

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "a2/observe.hpp"
+
 namespace a2::redis::detail {
 namespace {
 
@@ -229,6 +231,11 @@ void Connection::flush(std::string_view op) {
     if (redisBufferWrite(context_, &done) != REDIS_OK) fail(op, false);
 }
 
+void Connection::send_request(std::string_view op) {
+  flush(op);
+  ++a2::detail::t_round_trips;  // The one place a store call's round trip starts (observe.hpp).
+}
+
 Reply Connection::read_one(std::string_view op) {
   void* raw = nullptr;
   if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) fail(op, true);
@@ -264,7 +271,7 @@ Reply Connection::command(std::string_view op, const Argv& argv) {
   if (broken_ || !context_) fail(op, false);
   apply_deadline(op);
   append(argv);
-  flush(op);
+  send_request(op);
   return read_one(op);
 }
 
@@ -272,7 +279,7 @@ std::vector<Reply> Connection::pipeline(std::string_view op, const std::vector<A
   if (broken_ || !context_) fail(op, false);
   apply_deadline(op);
   for (const auto& c : commands) append(c);
-  flush(op);
+  send_request(op);
   std::vector<Reply> out;
   out.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(read_one(op));

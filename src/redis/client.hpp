@@ -90,6 +90,8 @@ class Connection {
   void append(const Argv& argv);
   // Writes the output buffer completely; returns false (and marks broken) on failure.
   void flush(std::string_view op);
+  // flush() of a request whose answer the caller then reads: one round trip, counted.
+  void send_request(std::string_view op);
   [[noreturn]] void fail(std::string_view op, bool sent);
   Reply read_one(std::string_view op);
 

@@ -66,6 +66,9 @@ std::vector<Reply> index_sessions(Connection& c, std::string_view op, const Keys
   for (const auto& r : replies)
     if (r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0) missing = true;
   if (missing) {
+    a2::detail::log_event(LogLevel::info, "script_reload",
+                          "a2 redis " + std::string(op) + ": the server had no script " +
+                              std::string(script.name) + " (NOSCRIPT); loading it");
     Reply loaded = c.command(op, {"SCRIPT", "LOAD", std::string(script.text)});
     if (loaded.is_error())
       fail(op, "SCRIPT LOAD " + std::string(script.name) + " failed: " + loaded.str);

@@ -42,8 +42,13 @@ class RedisFeed final : public Feed {
         if (!subscriber_ && now >= resubscribe_at_) resubscribe(deadline);
         now = std::chrono::steady_clock::now();
         if (catch_up_ || now >= last_poll_ + poll) {
+          const bool by_poll = !catch_up_;
           // A failed read throws (the feed stays usable: the next call reads again).
           auto page = RedisStore::feed_page(*core_, session_, cursor_.load());
+          if (by_poll && !page.empty())
+            observer_.log(LogLevel::info, "safety_poll_catch_up",
+                          "a2 redis feed: the safety poll found " + std::to_string(page.size()) +
+                              " event(s) of session '" + session_ + "' no wake-up announced");
           catch_up_ = false;
           last_poll_ = now;
           if (!page.empty()) {
@@ -194,6 +199,7 @@ class RedisFeed final : public Feed {
   std::chrono::steady_clock::time_point resubscribe_at_;
   std::chrono::milliseconds resubscribe_backoff_ = kResubscribeMin;
   bool catch_up_ = true;
+  const a2::detail::CapturedObserver observer_ = a2::detail::CapturedObserver::current();
   std::chrono::steady_clock::time_point last_poll_;
 };
 

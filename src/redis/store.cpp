@@ -10,7 +10,8 @@ namespace a2::redis {
 namespace detail {
 
 RedisStore::RedisStore(std::shared_ptr<Core> core)
-    : Store(core->options.clock, core->options.ids), core_(std::move(core)) {}
+    : Store(core->options.clock, core->options.ids, "redis", core->options.observe),
+      core_(std::move(core)) {}
 
 RedisStore::~RedisStore() {
   core_->closed.store(true);  // Feeds outliving the store stop too.

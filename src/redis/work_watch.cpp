@@ -58,7 +58,12 @@ class RedisWorkWatch final : public WorkWatch {
         if (interval_.count() > 0 && now >= next_sweep_) {
           next_sweep_ = now + interval_;
           try {
-            for (auto& entry : sweep(*core_, clock_).indexed) add(std::move(entry.session_id));
+            auto found = sweep(*core_, clock_).indexed;
+            if (!found.empty())
+              observer_.log(LogLevel::info, "safety_poll_catch_up",
+                            "a2 redis watch_work: the safety sweep found work in " +
+                                std::to_string(found.size()) + " session(s) no wake-up announced");
+            for (auto& entry : found) add(std::move(entry.session_id));
           } catch (const Unavailable&) {
             // The server is unreachable: the next interval sweeps again. Signals are hints,
             // so a failed sweep is not the waiter's error.
@@ -158,6 +163,7 @@ class RedisWorkWatch final : public WorkWatch {
   SteadyClock::time_point resubscribe_at_;
   std::chrono::milliseconds backoff_ = kResubscribeMin;
   SteadyClock::time_point next_sweep_;
+  const a2::detail::CapturedObserver observer_ = a2::detail::CapturedObserver::current();
   bool resync_ = false;
 };
 

@@ -15,6 +15,7 @@
 #include "a2/memory.hpp"
 #include "a2/worker.hpp"
 #include "worker/lossy_store.hpp"
+#include "support/recorder.hpp"
 #include "worker/support.hpp"
 
 using namespace std::chrono_literals;
@@ -399,4 +400,48 @@ TEST_CASE("a lost completion reply is retried: one completion, children written 
   CHECK(parents == std::set<std::int64_t>{1, 2, 3, 4, 5});
   for (std::size_t i = 0; i < 5; ++i) CHECK(rows[i].processed_at.has_value());
   CHECK(store->held_claims("s", "w1").empty());
+}
+
+TEST_CASE("a worker reports each job it ran to the store's observer", "[worker][O10]") {
+  auto recorder = std::make_shared<a2::conformance::Recorder>();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  auto store = a2::memory::open({.clock = clock, .observe = {.observer = recorder}});
+  std::vector<a2::NewEvent> jobs;
+  for (const char* kind : {"complete", "fail", "snooze"})
+    jobs.push_back({std::nullopt, kind, nullptr, std::nullopt, std::nullopt});
+  store->append("s", std::move(jobs));
+  auto options = quick(1);
+  options.max_failures = 1;
+  a2::Worker worker(
+      *store,
+      [&](const a2::Job& job, a2::JobContext&) {
+        if (job.event.type == "fail") throw std::runtime_error("boom");
+        if (job.event.type == "snooze" && job.attempt == 1) return a2::JobOutcome::snooze(60s);
+        return a2::JobOutcome::complete();
+      },
+      options);
+  auto jobs_seen = [&] {
+    std::size_t n = 0;
+    for (const auto& r : recorder->operations()) n += r.operation == "job" ? 1 : 0;
+    return n;
+  };
+  REQUIRE(eventually([&] { return jobs_seen() == 3; }));
+  worker.stop();
+  std::multiset<std::string> outcomes;
+  for (const auto& r : recorder->operations()) {
+    if (r.operation != "job") continue;
+    outcomes.insert(r.outcome);
+    CHECK(r.backend == "memory");
+    CHECK(r.session_id == "s");
+    CHECK(r.round_trips == 0);
+    CHECK_FALSE(r.error.has_value());
+  }
+  CHECK(outcomes == std::multiset<std::string>{"completed", "dead_lettered", "snoozed"});
+  // The worker's store calls are reported too, with their work transitions.
+  std::multiset<a2::WorkTransition> work;
+  for (const auto& w : recorder->work()) work.insert(w.transition);
+  CHECK(work.count(a2::WorkTransition::claimed) == 3);
+  CHECK(work.count(a2::WorkTransition::completed) == 1);
+  CHECK(work.count(a2::WorkTransition::dead_lettered) == 1);
+  CHECK(work.count(a2::WorkTransition::released) == 1);
 }

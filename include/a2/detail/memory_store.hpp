@@ -163,8 +163,8 @@ class MemoryFeed final : public Feed {
 class MemoryStore final : public Store {
  public:
   MemoryStore(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids,
-              std::string clear_event_type = kClearEventType)
-      : Store(std::move(clock), std::move(ids)),
+              std::string clear_event_type = kClearEventType, ObserveOptions observe = {})
+      : Store(std::move(clock), std::move(ids), "memory", std::move(observe)),
         clear_event_type_(std::move(clear_event_type)),
         core_(std::make_shared<MemoryCore>()) {}
 
@@ -1083,7 +1083,7 @@ namespace a2::memory {
 inline std::unique_ptr<Store> open(const Options& options) {
   a2::detail::check_clear_event_type("memory open", options.clear_event_type);
   return std::make_unique<a2::detail::MemoryStore>(options.clock, options.ids,
-                                                   options.clear_event_type);
+                                                   options.clear_event_type, options.observe);
 }
 
 }  // namespace a2::memory

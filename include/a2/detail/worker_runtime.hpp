@@ -41,6 +41,15 @@ class WorkerRuntime {
   using SteadyClock = std::chrono::steady_clock;
   using TimePoint = SteadyClock::time_point;
   using ms = std::chrono::milliseconds;
+  struct JobTiming {
+    std::chrono::system_clock::time_point started_at;
+    TimePoint started;
+  };
+  // A transition to report: the event for on_event, and the job's timing when a handler ran.
+  struct Noted {
+    WorkerEvent event;
+    std::optional<JobTiming> job;
+  };
 
  public:
   WorkerRuntime(Store& store, JobHandler handler, WorkerOptions options)
@@ -150,6 +159,8 @@ class WorkerRuntime {
   struct Finish {
     Job job;
     std::shared_ptr<WorkerRun> run;
+    std::chrono::system_clock::time_point started_at{};  // When its handler started.
+    TimePoint started{};
     FinishKind kind = FinishKind::complete;
     std::vector<ChildEvent> children{};
     std::string error{};
@@ -211,26 +222,40 @@ class WorkerRuntime {
 
   TimePoint lease_end_from(TimePoint sent) const { return sent + opt_.lease; }
 
-  void emit(std::vector<WorkerEvent>& events) {
-    if (!opt_.on_event) return;
-    for (const auto& e : events) {
+  // Reports the noted transitions: to on_event, and each job's end to the store's observer as an
+  // OperationRecord "job" (docs/observe.md#O10).
+  void emit(std::vector<Noted>& events) {
+    for (const auto& n : events) {
+      if (n.job && observer_) report_job(n);
+      if (!opt_.on_event) continue;
       try {
-        opt_.on_event(e);
+        opt_.on_event(n.event);
       } catch (...) {
         // The callback's failures are its own; the worker goes on.
       }
     }
     events.clear();
   }
-  void note(std::vector<WorkerEvent>& events, WorkerEventKind kind, const std::string& session,
-            std::int64_t index, std::int64_t attempt, std::string detail = {}) {
-    if (opt_.on_event) events.push_back({kind, session, index, attempt, std::move(detail)});
+  // `job`: the run that ended with this transition (its handler ran), else null.
+  void note(std::vector<Noted>& events, WorkerEventKind kind, const std::string& session,
+            std::int64_t index, std::int64_t attempt, std::string detail = {},
+            const Finish* job = nullptr) {
+    if (!opt_.on_event && !observer_) return;
+    Noted n{{kind, session, index, attempt, std::move(detail)}, std::nullopt};
+    if (job) n.job = JobTiming{job->started_at, job->started};
+    events.push_back(std::move(n));
+  }
+  void report_job(const Noted& n) const noexcept {
+    const auto& e = n.event;
+    observer_->on_operation({"job", store_.backend(), n.job->started_at,
+                             SteadyClock::now() - n.job->started, to_string(e.kind), std::nullopt,
+                             false, 0, e.session_id});
   }
 
   // Marks a held claim as lost: its handler's stop token is requested, its result dropped; a
   // ready job is taken off the queue.
   void mark_lost(const std::string& session, std::int64_t index, std::int64_t attempt,
-                 std::vector<WorkerEvent>& events) {
+                 std::vector<Noted>& events) {
     LedgerClaim* c = ledger_.find(session, index, attempt);
     if (!c) return;
     if (c->run) {
@@ -258,7 +283,7 @@ class WorkerRuntime {
   // so one event never runs twice at once here. Returns the claims to hand back at once: anything
   // once stop() began (a claim_next answered late).
   std::vector<ClaimRef> accept_claimed(const std::string& session, std::vector<StoredEvent> rows,
-                                       TimePoint sent, std::vector<WorkerEvent>& events) {
+                                       TimePoint sent, std::vector<Noted>& events) {
     std::vector<ClaimRef> refused;
     for (auto& row : rows) {
       const std::int64_t index = row.index, attempt = row.attempt_count;
@@ -391,7 +416,7 @@ class WorkerRuntime {
                          static_cast<std::int64_t>(k)};
     lock.unlock();
 
-    std::vector<WorkerEvent> events;
+    std::vector<Noted> events;
     if (recover) recover_held(session, events);
     const TimePoint sent = SteadyClock::now();
     std::optional<ClaimResult> result;
@@ -449,7 +474,7 @@ class WorkerRuntime {
           more = page == 7;
         }
       } catch (const Error& e) {
-        std::vector<WorkerEvent> events;
+        std::vector<Noted> events;
         note(events, WorkerEventKind::store_error, "", 0, 0, e.what());
         emit(events);
         std::lock_guard lock(mutex_);
@@ -465,7 +490,7 @@ class WorkerRuntime {
 
   // After a claim whose reply was lost: the claims the store says this holder holds in
   // `session` that this process does not know are released (they become claimable at once).
-  void recover_held(const std::string& session, std::vector<WorkerEvent>& events) {
+  void recover_held(const std::string& session, std::vector<Noted>& events) {
     try {
       auto held = call([&] { return store_.held_claims(session, opt_.holder); });
       std::vector<ClaimRef> unknown;
@@ -498,7 +523,7 @@ class WorkerRuntime {
 
   void release_unstarted(const std::string& session, const std::vector<ClaimRef>& claims,
                          TimePoint deadline) {
-    std::vector<WorkerEvent> events;
+    std::vector<Noted> events;
     try {
       ReleaseResult r = retrying(
           [&] {
@@ -594,7 +619,8 @@ class WorkerRuntime {
       ++stats_.started;
       lock.unlock();
 
-      Finish f{std::move(r.job), std::move(r.run)};
+      Finish f{std::move(r.job), std::move(r.run), std::chrono::system_clock::now(),
+               SteadyClock::now()};
       JobContext context(f.run->stop.get_token(), f.run->lease_lost, store_, opt_.holder);
       try {
         JobOutcome outcome = handler_(f.job, context);
@@ -614,13 +640,14 @@ class WorkerRuntime {
         f.error = "a2 worker: the handler threw a non-standard exception";
       }
 
-      std::vector<WorkerEvent> events;
+      std::vector<Noted> events;
       lock.lock();
       --running_;
       if (f.run->lease_lost) {
         forget(f.job.session_id, f.job.index, f.job.attempt);
         ++stats_.lease_lost;
-        note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt);
+        note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt, {},
+             &f);
       } else {
         if (f.run->cancelled && f.kind == FinishKind::fail) f.kind = FinishKind::release;
         if (LedgerClaim* c = ledger_.find(f.job.session_id, f.job.index, f.job.attempt))
@@ -641,7 +668,7 @@ class WorkerRuntime {
 
   // A handler or finish thread gave up its job: the claim thread may claim again, stop() may be
   // done waiting; then the transitions are reported without the mutex.
-  void slot_freed(std::unique_lock<std::mutex>& lock, std::vector<WorkerEvent>& events) {
+  void slot_freed(std::unique_lock<std::mutex>& lock, std::vector<Noted>& events) {
     claim_cv_.notify_one();
     idle_cv_.notify_all();
     if (events.empty()) return;
@@ -670,7 +697,7 @@ class WorkerRuntime {
       reserved_ += next;
       lock.unlock();
 
-      std::vector<WorkerEvent> events;
+      std::vector<Noted> events;
       flush(session, batch, next, events);
 
       lock.lock();
@@ -693,7 +720,7 @@ class WorkerRuntime {
   // Stores the outcomes of `batch` (one session). Completions go in one complete_attempts call
   // that also claims up to `next` events for the free slots.
   void flush(const std::string& session, std::vector<Finish>& batch, std::size_t next,
-             std::vector<WorkerEvent>& events) {
+             std::vector<Noted>& events) {
     std::vector<Finish*> completes;
     for (auto& f : batch) {
       if (f.kind == FinishKind::complete) completes.push_back(&f);
@@ -715,7 +742,7 @@ class WorkerRuntime {
   }
 
   void complete(const std::string& session, std::vector<Finish*>& items, std::size_t next,
-                std::vector<WorkerEvent>& events) {
+                std::vector<Noted>& events) {
     CompleteManyRequest request;
     request.session_id = session;
     request.completions.reserve(items.size());
@@ -741,7 +768,8 @@ class WorkerRuntime {
       for (Finish* f : items) {
         forget(session, f->job.index, f->job.attempt);
         ++stats_.lease_lost;
-        note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, e.what());
+        note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, e.what(),
+             f);
       }
       if (unknown && next > 0) {
         recover_.insert(session);
@@ -773,10 +801,10 @@ class WorkerRuntime {
         forget(session, f->job.index, f->job.attempt);
         if (result->results[i].verdict == CompleteVerdict::completed) {
           ++stats_.completed;
-          note(events, WorkerEventKind::completed, session, f->job.index, f->job.attempt);
+          note(events, WorkerEventKind::completed, session, f->job.index, f->job.attempt, {}, f);
         } else {
           ++stats_.lease_lost;
-          note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt);
+          note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, {}, f);
         }
       }
       if (unknown && next > 0) recover_.insert(session);
@@ -800,7 +828,7 @@ class WorkerRuntime {
   // Stores one outcome of `f` with `call` (retry-safe: retried while the lease lasts); empty
   // when it could not be stored (reported as a store_error; the lease lapses on its own).
   template <class F>
-  auto store_outcome(Finish& f, F&& call, std::vector<WorkerEvent>& events)
+  auto store_outcome(Finish& f, F&& call, std::vector<Noted>& events)
       -> std::optional<decltype(call())> {
     try {
       return retrying(call, SteadyClock::now() + opt_.lease);
@@ -811,7 +839,7 @@ class WorkerRuntime {
     }
   }
 
-  void fail(Finish& f, std::vector<WorkerEvent>& events) {
+  void fail(Finish& f, std::vector<Noted>& events) {
     const std::int64_t failures = f.job.event.failure_count + 1;
     const std::int64_t delay = std::max<std::int64_t>(0, opt_.backoff(f.job, failures).count());
     const std::int64_t retry_at = store_.now_ms() + delay;
@@ -826,25 +854,26 @@ class WorkerRuntime {
     switch (result->verdict) {
       case FailVerdict::failed:
         ++stats_.failed;
-        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt,
-             f.error);
+        note(events, WorkerEventKind::failed, f.job.session_id, f.job.index, f.job.attempt, f.error,
+             &f);
         if (!stop_claiming_) add_timer(f.job.session_id, retry_at);
         break;
       case FailVerdict::dead_lettered:
         ++stats_.dead_lettered;
         note(events, WorkerEventKind::dead_lettered, f.job.session_id, f.job.index, f.job.attempt,
-             f.error);
+             f.error, &f);
         if (!stop_claiming_) add_candidate(f.job.session_id);  // Its lane may pass on.
         break;
       case FailVerdict::superseded:
         ++stats_.lease_lost;
-        note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt);
+        note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt, {},
+             &f);
         break;
     }
     claim_cv_.notify_one();
   }
 
-  void release(Finish& f, std::vector<WorkerEvent>& events) {
+  void release(Finish& f, std::vector<Noted>& events) {
     ReleaseRequest request{f.job.session_id, opt_.holder, {{f.job.index, f.job.attempt}}};
     std::int64_t at = 0;
     if (f.kind == FinishKind::snooze && f.delay.count() > 0) {
@@ -858,10 +887,11 @@ class WorkerRuntime {
     if (!result) return;
     if (result->released.empty()) {
       ++stats_.lease_lost;
-      note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt);
+      note(events, WorkerEventKind::lease_lost, f.job.session_id, f.job.index, f.job.attempt, {},
+           &f);
     } else if (f.kind == FinishKind::snooze) {
       ++stats_.snoozed;
-      note(events, WorkerEventKind::snoozed, f.job.session_id, f.job.index, f.job.attempt);
+      note(events, WorkerEventKind::snoozed, f.job.session_id, f.job.index, f.job.attempt, {}, &f);
       if (!stop_claiming_) {
         if (at > 0)
           add_timer(f.job.session_id, at);
@@ -870,7 +900,7 @@ class WorkerRuntime {
       }
     } else {
       ++stats_.released;
-      note(events, WorkerEventKind::released, f.job.session_id, f.job.index, f.job.attempt);
+      note(events, WorkerEventKind::released, f.job.session_id, f.job.index, f.job.attempt, {}, &f);
     }
     claim_cv_.notify_one();
   }
@@ -884,7 +914,7 @@ class WorkerRuntime {
       if (stop_threads_) break;
       auto held = ledger_.snapshot();
       lock.unlock();
-      std::vector<WorkerEvent> events;
+      std::vector<Noted> events;
       for (auto& [session, claims] : held) {
         const TimePoint sent = SteadyClock::now();
         std::optional<RenewResult> result;
@@ -924,6 +954,7 @@ class WorkerRuntime {
   }
 
   Store& store_;
+  const std::shared_ptr<Observer> observer_ = store_.observer();  // The jobs' reports.
   JobHandler handler_;
   WorkerOptions opt_;
   std::size_t capacity_ = 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "redis/scripts/script.hpp"
 
+#include "a2/observe.hpp"
 #include "redis/errors.hpp"
 
 namespace a2::redis::detail::scripts {
@@ -16,6 +17,9 @@ Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedT
   argv.insert(argv.end(), call.argv.begin(), call.argv.end());
   Reply reply = c.command(op, argv);
   if (reply.is_error() && reply.str.rfind("NOSCRIPT", 0) == 0) {
+    a2::detail::log_event(LogLevel::info, "script_reload",
+                          "a2 redis " + std::string(op) + ": the server had no script " +
+                              std::string(script.name) + " (NOSCRIPT); loading it");
     Reply loaded = c.command(op, {"SCRIPT", "LOAD", std::string(script.text)});
     if (loaded.is_error())
       fail(op, "SCRIPT LOAD " + std::string(script.name) + " failed: " + loaded.str);
