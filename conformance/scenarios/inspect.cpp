@@ -87,11 +87,9 @@ TEST_CASE("list_sessions pages through every session holding an event, each once
   }
 }
 
-TEST_CASE("list_sessions of an empty store is one empty last page", "[list_sessions][S201]") {
+TEST_CASE("list_sessions of an empty store lists nothing", "[list_sessions][S201]") {
   auto f = a2::conformance::fresh();
-  auto page = f->list_sessions();
-  REQUIRE(page.sessions.empty());
-  REQUIRE(page.next_cursor.empty());
+  REQUIRE(all_sessions(*f, 100).empty());  // Redis: pages may be empty before the last.
 }
 
 TEST_CASE("list_sessions refuses a bad limit or cursor and changes nothing",
@@ -145,9 +143,9 @@ TEST_CASE(
   REQUIRE(inspection_json(i)["lanes"] == Json::array({{"L", 4, 2}}));
   REQUIRE(inspection_json(i)["claims"] ==
           Json::array({{2, 1, "w\xC3\xB6rker:2", kT0 + 100'000}, {9, 1, "w1", kT0 + 1'000}}));
-  auto page = f->list_sessions();
-  REQUIRE(page.sessions.size() == 1);
-  REQUIRE(summary_json(page.sessions[0]) == summary_json(i.summary));
+  auto listed = all_sessions(*f, 100);
+  REQUIRE(listed.size() == 1);
+  REQUIRE(summary_json(listed.at("s")) == summary_json(i.summary));
 
   SECTION("a delayed event is ready once due") {
     f.clock->set(kT0 + 20'000);

@@ -23,6 +23,8 @@ namespace words = a2::detail::redis_key_words;
 // SCAN steps one list_sessions call takes at most: a keyspace with few sessions among many other
 // keys gives short (even empty) pages instead of a long call.
 constexpr int kListScanSteps = 16;
+// Keys per SCAN step of list_sessions per session of room left in the page.
+constexpr std::int64_t kScanWidth = 4;
 
 struct ScanStep {
   std::string cursor;
@@ -107,8 +109,9 @@ std::optional<std::int64_t> checkpoint_index(std::string_view op, const std::str
 }  // namespace
 
 // SCAN `<prefix>:*:count` (the prefix's glob characters escaped) from the cursor, step by step
-// while the page has room: each step asks for at most the room left, and a step that brings
-// more sessions than fit is not taken (the next page starts with it). A key whose middle is no
+// while the page has room: each step asks for kScanWidth keys per session of room left, then
+// (when it brought more sessions than fit) for the room left, and a step that still brings more
+// is not taken (the next page starts with it). A key whose middle is no
 // session id (a reducer named "count" makes `p:S:snap:count`) is skipped. Only when the smallest
 // step from the page's start (COUNT 1: one hash bucket, a few during a rehash) holds more
 // sessions than the limit is a step split, by session id (Position).
@@ -156,8 +159,15 @@ SessionPage RedisStore::do_list_sessions(const ListSessionsRequest& request) {
                     static_cast<std::int64_t>(sessions.size()) < request.limit;
          ++n) {
       const auto room = request.limit - static_cast<std::int64_t>(sessions.size());
-      ScanStep step = scan(*lease, op, cursor, pattern, room);
+      // A session has several keys (log, count, metadata, queues, one id key per event), so
+      // a step of kScanWidth times the room rarely overflows; one that does is taken again
+      // with COUNT the room.
+      ScanStep step = scan(*lease, op, cursor, pattern, room * kScanWidth);
       auto found = step_sessions(step, "");
+      if (static_cast<std::int64_t>(found.size()) > room) {
+        step = scan(*lease, op, cursor, pattern, room);
+        found = step_sessions(step, "");
+      }
       if (static_cast<std::int64_t>(found.size()) > room) {
         if (!sessions.empty()) break;  // Not taken: the next page starts with this step.
         step = scan(*lease, op, cursor, pattern, 1);

@@ -16,8 +16,8 @@ using a2::test::PostgresServer;
 
 TEST_CASE("list_sessions reads the primary key by skip scan, not every row", "[postgres][S213]") {
   const std::string schema = "inspect_skip";
-  auto store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
-                                   .schema = schema});
+  auto store =
+      a2::postgres::open({.connection = PostgresServer::shared().connection(), .schema = schema});
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + schema + "\"");
@@ -33,8 +33,8 @@ TEST_CASE("list_sessions reads the primary key by skip scan, not every row", "[p
   REQUIRE(text.str().find("a2_events") != std::string::npos);
   tx.exec("prepare page as " + text.str());
   std::string plan;
-  for (const auto& row : tx.exec(
-           "explain (analyze, costs off, timing off, summary off) execute page('s100', 10, 0)"))
+  for (const auto& row :
+       tx.exec("explain (analyze, costs off, timing off, summary off) execute page('s100', 10, 0)"))
     plan += std::string(row[0].c_str()) + "\n";
   INFO(plan);
   CHECK(plan.find("Seq Scan") == std::string::npos);
