@@ -57,6 +57,7 @@ void every_operation(Store& store, ManualClock& clock, const std::string& s) {
   store.put_snapshots(s, "r", {{.index = 1, .state = Json::object(), .pin_event_indexes = {}}});
   (void)store.patch_presence(s, {.participant = "p", .state = Json(1), .ttl_ms = 1000});
   (void)store.read_presence(s);
+  (void)store.inspect_session(s);
   (void)store.subscribe(s);
   (void)store.clear({.session_id = s});
   (void)store.reclaim(s);
@@ -87,6 +88,7 @@ const std::vector<std::string> kSessionOperations = {"append",
                                                      "put_snapshots",
                                                      "patch_presence",
                                                      "read_presence",
+                                                     "inspect_session",
                                                      "subscribe",
                                                      "clear",
                                                      "reclaim"};
@@ -97,6 +99,7 @@ TEST_CASE("every operation reports one record with its name, backend and session
   (void)o.f->find_work();
   (void)o.f->sweep_work();
   (void)o.f->read_states("r", {{.session_id = "s"}});
+  (void)o.f->list_sessions();
   { auto watch = o.f->watch_work({.sweep_interval = std::chrono::milliseconds(0)}); }
   auto ops = o.recorder->operations();
   REQUIRE(names(ops, "s") == kSessionOperations);
@@ -108,7 +111,8 @@ TEST_CASE("every operation reports one record with its name, backend and session
     if (r.session_id.empty()) sessionless.push_back(r.operation);
   }
   REQUIRE(sessionless ==
-          std::vector<std::string>{"find_work", "sweep_work", "read_states", "watch_work"});
+          std::vector<std::string>{"find_work", "sweep_work", "read_states", "list_sessions",
+                                   "watch_work"});
   for (const auto& l : o.recorder->logs())  // Script loads maybe; no slow operation at 60 s.
     REQUIRE(l.event != "slow_operation");
 }
