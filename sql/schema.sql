@@ -204,6 +204,32 @@ language sql stable as $$
   select coalesce((select clear_index from a2_clears where session_id = s), 0)
 $$;
 
+-- The counts of session s at now_ms (docs/semantics.md#session-counts), for list_sessions.sql and
+-- inspect_session.sql (an a2 addition; read-only). The head is the last primary-key entry; the
+-- rest reads only the unfinished rows above the boundary (the partial index a2_events_pending),
+-- so its cost follows unfinished work. A dead letter is counted dead and still heads its lane.
+create or replace function a2_session_counts(s text, now_ms bigint, out r_head bigint,
+                                             out r_clear_index bigint, out r_pending bigint,
+                                             out r_ready bigint, out r_claimed bigint,
+                                             out r_dead bigint)
+language plpgsql stable as $$
+begin
+  r_head := coalesce((select e.idx from a2_events e where e.session_id = s
+                       order by e.idx desc limit 1), 0);
+  r_clear_index := coalesce((select c.clear_index from a2_clears c where c.session_id = s), 0);
+  select count(*) filter (where p.failed_at is null),
+         count(*) filter (where p.failed_at is null and coalesce(p.claim_expires_at, 0) <= now_ms
+                            and coalesce(p.available_at, 0) <= now_ms and p.lane_head),
+         count(*) filter (where p.failed_at is null and coalesce(p.claim_expires_at, 0) > now_ms),
+         count(*) filter (where p.failed_at is not null)
+    into r_pending, r_ready, r_claimed, r_dead
+    from (select e.failed_at, e.claim_expires_at, e.available_at,
+                 nullif(e.lane, '') is null
+                   or e.idx = min(e.idx) over (partition by nullif(e.lane, '')) as lane_head
+            from a2_events e
+           where e.session_id = s and e.processed_at is null and e.idx > r_clear_index) p;
+end $$;
+
 -- Wakes live feeds of session s after commit (NOTIFY is sent once per transaction and payload).
 -- The write functions inline its body; it stays for compatibility.
 create or replace function a2_notify(s text) returns void

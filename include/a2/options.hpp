@@ -71,6 +71,12 @@ struct FindWorkRequest {
   std::int64_t limit = 256;                 // 1..1000 sessions per page.
 };
 
+// One page of the sessions under the store's prefix / schema (docs/semantics.md#list_sessions).
+struct ListSessionsRequest {
+  std::string cursor{};      // "" = from the start; else the next_cursor of the previous page.
+  std::int64_t limit = 100;  // 1..1000: the page holds at most this many sessions.
+};
+
 // The live work signal (docs/semantics.md#watch_work).
 struct WatchWorkOptions {
   // How often the watch runs the safety sweep (sweep_work) for work written by the original

@@ -111,6 +111,57 @@ struct [[nodiscard]] ReclaimResult {
   bool done = false;         // Nothing below the boundary remains; loop until true.
 };
 
+// A session's counts (docs/semantics.md#session-counts). Read without locks: each count is
+// exact at some moment during the call, not all at one moment.
+struct SessionSummary {
+  std::string session_id{};
+  std::int64_t head = 0;         // The highest index ever assigned.
+  std::int64_t clear_index = 0;  // The boundary (latest clear marker), 0 if never cleared.
+  std::int64_t pending = 0;      // Unfinished work of the current lifetime, dead letters excluded
+                                 // (ready + claimed + delayed + lane-blocked).
+  std::int64_t ready = 0;        // Pending events a claim_available would take now: not held by an
+                                 // unexpired lease, not delayed (available_at <= now), first
+                                 // pending event of its lane (or no lane).
+  std::int64_t claimed = 0;      // Pending events held by an unexpired lease.
+  std::int64_t dead = 0;         // Dead letters of the current lifetime.
+};
+
+// One page of list_sessions (docs/semantics.md#list_sessions).
+struct [[nodiscard]] SessionPage {
+  std::vector<SessionSummary> sessions{};
+  std::string next_cursor{};  // "" when there is no further page.
+};
+
+// One lane with unfinished work (docs/semantics.md#inspect_session).
+struct LaneState {
+  std::string lane{};
+  std::int64_t head_index = 0;  // The lane's first pending event (the only one that may be ready).
+  std::int64_t pending = 0;     // Pending events of the lane (dead letters excluded).
+};
+
+// One pending event with a claim holder recorded.
+struct ClaimState {
+  std::int64_t index = 0;
+  std::int64_t attempt = 0;  // attempt_count
+  std::string holder{};
+  std::int64_t expires_at = 0;  // ms; may be in the past (an expired lease, claimable again)
+};
+
+// One reducer's newest checkpoint of the current lifetime.
+struct SnapshotState {
+  std::string reducer{};
+  std::int64_t index = 0;
+  std::int64_t history = 0;  // Older checkpoints kept (history entries below `index`).
+};
+
+// What an operator sees of one session (docs/semantics.md#inspect_session).
+struct [[nodiscard]] SessionInspection {
+  SessionSummary summary{};
+  std::vector<LaneState> lanes{};          // By lane name (byte order).
+  std::vector<ClaimState> claims{};        // By index.
+  std::vector<SnapshotState> snapshots{};  // By reducer name (byte order).
+};
+
 // Live presence: participant -> state.
 using PresenceMap = std::map<std::string, Json>;
 

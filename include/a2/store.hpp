@@ -399,6 +399,32 @@ class Store {
     return do_watch_work(options);
   }
 
+  // One page of the sessions that hold at least one event (cleared ones included), each with its
+  // counts (docs/semantics.md#list_sessions). Page on with next_cursor until it is "". Order:
+  // session id order on memory and Postgres, unspecified on Redis, where a session may (rarely)
+  // appear on two pages; a page may be short, even empty, before the end. Read-only.
+  // Throws InvalidArgument (limit outside 1..1000, a malformed cursor), Unavailable.
+  SessionPage list_sessions(const ListSessionsRequest& request = {}) {
+    constexpr std::string_view op = "list_sessions";
+    detail::check_integer(op, "limit", request.limit, 1);
+    if (request.limit > detail::kListSessionsMaxLimit)
+      detail::invalid(op, "limit is " + std::to_string(request.limit) + "; it must be <= " +
+                              std::to_string(detail::kListSessionsMaxLimit));
+    ensure_open(op);
+    return do_list_sessions(request);
+  }
+
+  // A session's counts, lanes with unfinished work, recorded claims and newest checkpoints
+  // (docs/semantics.md#inspect_session); zeros for a session without events. Read-only, a few
+  // round trips; its cost follows the session's unfinished work. Throws InvalidArgument,
+  // Unavailable.
+  SessionInspection inspect_session(std::string_view session_id) {
+    constexpr std::string_view op = "inspect_session";
+    detail::check_session_id(op, session_id);
+    ensure_open(op);
+    return do_inspect_session(std::string(session_id));
+  }
+
   // Upserts or removes one participant and returns the live presence map. Not part of the log:
   // unaffected by clear and reclaim.
   PresenceMap patch_presence(std::string_view session_id, const PresencePatch& patch) {
@@ -478,6 +504,10 @@ class Store {
   virtual WorkPage do_find_work(const FindWorkRequest& request) = 0;
   virtual SweepResult do_sweep_work() = 0;
   virtual std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& options) = 0;
+  // The cursor is "" or well-formed for the backend: the backend checks its form (a session id
+  // on memory and Postgres, a SCAN cursor on Redis) and throws InvalidArgument.
+  virtual SessionPage do_list_sessions(const ListSessionsRequest& request) = 0;
+  virtual SessionInspection do_inspect_session(const std::string& session_id) = 0;
   virtual PresenceMap do_patch_presence(const std::string& session_id,
                                         const PresencePatch& patch) = 0;
   virtual PresenceMap do_read_presence(const std::string& session_id) = 0;

@@ -25,6 +25,7 @@
 #include "postgres/calls/complete_attempts.hpp"
 #include "postgres/calls/fail_attempt.hpp"
 #include "postgres/calls/find_work.hpp"
+#include "postgres/calls/inspect.hpp"
 #include "postgres/calls/patch_presence.hpp"
 #include "postgres/calls/put_snapshots.hpp"
 #include "postgres/calls/reclaim.hpp"
@@ -191,6 +192,24 @@ class PostgresStore final : public Store {
   WorkPage do_find_work(const FindWorkRequest& request) override {
     const auto call = calls::FindWork::of(request);
     return pool_->run("find_work", [&](pqxx::connection_base& conn) {
+      pqxx::nontransaction tx(conn);
+      return call.decode(call.exec(tx));
+    });
+  }
+
+  // Inspection (docs/postgres-layout.md#inspection): one read-only statement each.
+  SessionPage do_list_sessions(const ListSessionsRequest& request) override {
+    a2::detail::check_session_cursor("list_sessions", request.cursor);
+    const calls::ListSessions call{request.cursor, request.limit, clock().now_ms()};
+    return pool_->run("list_sessions", [&](pqxx::connection_base& conn) {
+      pqxx::nontransaction tx(conn);
+      return call.decode(call.exec(tx));
+    });
+  }
+
+  SessionInspection do_inspect_session(const std::string& s) override {
+    const calls::InspectSession call{s, clock().now_ms()};
+    return pool_->run("inspect_session", [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       return call.decode(call.exec(tx));
     });

@@ -44,40 +44,6 @@ std::optional<std::string> session_of(const Keys& keys, std::string_view name,
   return session;
 }
 
-namespace {
-
-// One pipelined round trip of index_session.lua for `sessions`; on NOSCRIPT the script is
-// loaded and the round trip sent once more (the script only ever lowers an entry, so running it
-// twice changes nothing more).
-std::vector<Reply> index_sessions(Connection& c, std::string_view op, const Keys& keys,
-                                  const std::vector<std::string>& sessions, std::int64_t now) {
-  const auto& script = scripts::IndexSession::script();
-  std::vector<Argv> commands;
-  commands.reserve(sessions.size());
-  for (const auto& s : sessions) {
-    const auto call = scripts::IndexSession{s, now}.encode(keys);
-    Argv argv{"EVALSHA", std::string(script.sha1), std::to_string(call.keys.size())};
-    argv.insert(argv.end(), call.keys.begin(), call.keys.end());
-    argv.insert(argv.end(), call.argv.begin(), call.argv.end());
-    commands.push_back(std::move(argv));
-  }
-  auto replies = c.pipeline(op, commands);
-  bool missing = false;
-  for (const auto& r : replies)
-    if (r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0) missing = true;
-  if (missing) {
-    Reply loaded = c.command(op, {"SCRIPT", "LOAD", std::string(script.text)});
-    if (loaded.is_error())
-      fail(op, "SCRIPT LOAD " + std::string(script.name) + " failed: " + loaded.str);
-    replies = c.pipeline(op, commands);
-  }
-  for (const auto& r : replies)
-    if (r.is_error()) fail(op, "script " + std::string(script.name) + " failed: " + r.str);
-  return replies;
-}
-
-}  // namespace
-
 SweepResult sweep(Core& core, Clock& clock) {
   constexpr std::string_view op = "sweep_work";
   namespace words = a2::detail::redis_key_words;
@@ -99,7 +65,14 @@ SweepResult sweep(Core& core, Clock& clock) {
     for (const auto& key : page[1].elements)
       if (auto s = session_of(core.keys, text(op, key), words::kReady)) sessions.push_back(*s);
     if (sessions.empty()) continue;
-    const auto replies = index_sessions(*lease, op, core.keys, sessions, clock.now_ms());
+    // One pipelined round trip; index_session.lua only ever lowers an entry, so a second run
+    // after NOSCRIPT changes nothing more.
+    const std::int64_t now = clock.now_ms();
+    std::vector<scripts::Call> calls;
+    calls.reserve(sessions.size());
+    for (const auto& s : sessions) calls.push_back(scripts::IndexSession{s, now}.encode(core.keys));
+    const auto replies =
+        scripts::run_script_pipeline(*lease, op, scripts::IndexSession::script(), calls);
     for (std::size_t i = 0; i < sessions.size(); ++i)
       if (auto at = scripts::IndexSession::decode(op, replies[i]))
         result.indexed.push_back(SessionWork{sessions[i], *at});

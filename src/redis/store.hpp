@@ -11,7 +11,7 @@
 // reclaim, put_snapshots), work.cpp (claim_available, renew_claims, release_claims, held_claims,
 // fail_attempt, dead_letters, redrive, presence), reads.cpp (read, read_history, read_tail,
 // read_events, read_feed_page, read_state, head), discovery.cpp (find_work, sweep_work),
-// work_watch.cpp (watch_work).
+// work_watch.cpp (watch_work), inspect.cpp (list_sessions, inspect_session).
 
 #include <cstdint>
 #include <memory>
@@ -81,6 +81,8 @@ class RedisStore final : public Store {
   std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override;
   WorkPage do_find_work(const FindWorkRequest& request) override;
   SweepResult do_sweep_work() override;
+  SessionPage do_list_sessions(const ListSessionsRequest& request) override;
+  SessionInspection do_inspect_session(const std::string& s) override;
   std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& options) override;
   HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;

@@ -23,6 +23,7 @@
 #include "redis/scripts/find_work.hpp"
 #include "redis/scripts/held_claims.hpp"
 #include "redis/scripts/index_session.hpp"
+#include "redis/scripts/inspect_session.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
@@ -258,6 +259,7 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   const a2::FindWorkRequest next_page{.after = a2::WorkCursor{5, "s"}, .due_by_ms = 9, .limit = 2};
   check_caller(scripts::FindWork{next_page});
   check_caller(scripts::IndexSession{"s", 1});
+  check_caller(scripts::InspectSession{"s", 1, true});
 
   // Every script of lua/ has a typed caller checked above.
   std::set<std::string> files;

@@ -103,6 +103,12 @@ class LossyStore final : public Store {
   }
   WorkPage do_find_work(const FindWorkRequest& r) override { return inner_->find_work(r); }
   SweepResult do_sweep_work() override { return inner_->sweep_work(); }
+  SessionPage do_list_sessions(const ListSessionsRequest& r) override {
+    return inner_->list_sessions(r);
+  }
+  SessionInspection do_inspect_session(const std::string& s) override {
+    return inner_->inspect_session(s);
+  }
   std::unique_ptr<WorkWatch> do_watch_work(const WatchWorkOptions& o) override {
     return inner_->watch_work(o);
   }

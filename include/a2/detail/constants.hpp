@@ -24,6 +24,8 @@ inline constexpr std::int64_t kFeedPageSize = 1000;
 // FIND_WORK_MAX_LIMIT).
 inline constexpr std::int64_t kFindWorkPageSize = 256;
 inline constexpr std::int64_t kFindWorkMaxLimit = 1000;
+// Sessions per page of list_sessions: the largest limit (LIST_SESSIONS_MAX_LIMIT).
+inline constexpr std::int64_t kListSessionsMaxLimit = 1000;
 // Keys per SCAN step of the Redis work sweep (docs/redis-layout.md#work-index).
 inline constexpr std::int64_t kSweepScanCount = 1000;
 // Old events deleted per reclaim call.

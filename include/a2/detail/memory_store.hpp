@@ -722,6 +722,34 @@ class MemoryStore final : public Store {
 
   // ---- work discovery (docs/semantics.md#find_work to #watch_work) ------------------------------
 
+  // ---- inspection (docs/semantics.md#list_sessions, #inspect_session) ----------------------------
+
+  // Sessions in byte order of the id after the cursor; the cursor is the page's last id.
+  SessionPage do_list_sessions(const ListSessionsRequest& request) override {
+    check_session_cursor("list_sessions", request.cursor);
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("list_sessions");
+    const std::int64_t now = clock().now_ms();
+    SessionPage page;
+    auto it = request.cursor.empty() ? core_->sessions.begin()
+                                     : core_->sessions.upper_bound(request.cursor);
+    for (; it != core_->sessions.end(); ++it) {
+      if (it->second.head < 1) continue;  // Only sessions holding an event are listed.
+      if (static_cast<std::int64_t>(page.sessions.size()) == request.limit) {
+        page.next_cursor = page.sessions.back().session_id;
+        break;
+      }
+      page.sessions.push_back(inspect_locked(it->first, it->second, now).summary);
+    }
+    return page;
+  }
+
+  SessionInspection do_inspect_session(const std::string& session_id) override {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("inspect_session");
+    return inspect_locked(session_id, session_view(session_id), clock().now_ms());
+  }
+
   WorkPage do_find_work(const FindWorkRequest& request) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("find_work");
@@ -985,6 +1013,49 @@ class MemoryStore final : public Store {
       const StoredEvent& e = s.events.at(index);
       if (e.lane && !lanes_with_head.insert(*e.lane).second) continue;  // Behind its lane head.
       if (!e.failed_at) out.push_back(index);
+    }
+    return out;
+  }
+
+  // docs/semantics.md#session-counts over the pending set: a dead letter is counted dead and
+  // still heads (blocks) its lane; a pending event is claimed while its lease is live, else
+  // ready when due and first of its lane. Lanes, claims and checkpoints as #inspect_session.
+  static SessionInspection inspect_locked(const std::string& session_id, const MemorySession& s,
+                                          std::int64_t now) {
+    SessionInspection out;
+    SessionSummary& sum = out.summary;
+    sum.session_id = session_id;
+    sum.head = s.head;
+    sum.clear_index = s.clear_index;
+    std::map<std::string, LaneState> lanes;
+    for (std::int64_t index : s.pending) {  // Unfinished events above the boundary, ascending.
+      const StoredEvent& e = s.events.at(index);
+      bool lane_head = true;
+      if (e.lane) {
+        auto [lane, added] = lanes.try_emplace(*e.lane, LaneState{*e.lane, index, 0});
+        lane_head = added;
+        if (!e.failed_at) lane->second.pending += 1;
+      }
+      if (e.failed_at) {
+        sum.dead += 1;
+        continue;
+      }
+      sum.pending += 1;
+      if (e.claim_holder)
+        out.claims.push_back({index, e.attempt_count, *e.claim_holder, e.claim_expires_at.value_or(0)});
+      if (e.claim_expires_at && *e.claim_expires_at > now)
+        sum.claimed += 1;
+      else if (lane_head && !(e.available_at && *e.available_at > now))
+        sum.ready += 1;
+    }
+    for (auto& [name, lane] : lanes) out.lanes.push_back(std::move(lane));
+    for (const auto& [reducer, r] : s.reducers) {
+      if (!r.head || r.head->index < s.clear_index) continue;  // Of a cleared lifetime.
+      std::int64_t history = 0;
+      for (auto h = r.history.lower_bound(s.clear_index);
+           h != r.history.end() && h->first < r.head->index; ++h)
+        history += 1;
+      out.snapshots.push_back({reducer, r.head->index, history});
     }
     return out;
   }

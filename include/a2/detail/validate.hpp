@@ -121,6 +121,19 @@ inline void check_session_id(std::string_view op, std::string_view s) {
   }
 }
 
+// list_sessions cursors (docs/semantics.md#list_sessions): "" (from the start) or the last
+// session id of the previous page (memory, Postgres) ...
+inline void check_session_cursor(std::string_view op, std::string_view cursor) {
+  if (!cursor.empty()) check_session_id(op, cursor);
+}
+// ... or a Redis cursor: decimal digits (a SCAN cursor, or a position inside one SCAN step,
+// src/redis/inspect.cpp), at most 1024 of them; the backend checks the rest of its form.
+inline void check_scan_cursor(std::string_view op, std::string_view cursor) {
+  bool ok = cursor.size() <= 1024;
+  for (char c : cursor) ok = ok && c >= '0' && c <= '9';
+  if (!ok) invalid(op, "cursor " + quote_arg(cursor) + " is not a cursor this store returned");
+}
+
 // Reducer names: 1..kMaxReducerBytes of [A-Za-z0-9-_.~@+=/] (no ':', so a reducer's keys
 // cannot reach another session's).
 inline void check_reducer(std::string_view op, std::string_view r) {

@@ -11,6 +11,7 @@
 #include "redis/scripts/find_work.hpp"
 #include "redis/scripts/held_claims.hpp"
 #include "redis/scripts/index_session.hpp"
+#include "redis/scripts/inspect_session.hpp"
 #include "redis/scripts/presence.hpp"
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/read_state.hpp"
@@ -33,6 +34,7 @@ const a2::detail::EmbeddedText& FailAttempt::script() { return lua::kFailAttempt
 const a2::detail::EmbeddedText& FindWork::script() { return lua::kFindWork; }
 const a2::detail::EmbeddedText& HeldClaims::script() { return lua::kHeldClaims; }
 const a2::detail::EmbeddedText& IndexSession::script() { return lua::kIndexSession; }
+const a2::detail::EmbeddedText& InspectSession::script() { return lua::kInspectSession; }
 const a2::detail::EmbeddedText& PresencePatch::script() { return lua::kPresencePatch; }
 const a2::detail::EmbeddedText& PresenceRead::script() { return lua::kPresenceRead; }
 const a2::detail::EmbeddedText& PutSnapshots::script() { return lua::kPutSnapshots; }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/embedded.hpp"
 #include "redis/client.hpp"
@@ -35,6 +36,14 @@ struct Call {
 // error reply (a Lua error) is a store failure.
 Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
                  const Call& call);
+
+// Runs one script for many calls in one pipelined round trip (one EVALSHA each); on NOSCRIPT it
+// loads the text and sends the whole round trip once more, so only for scripts that may run twice
+// (read-only ones, or ones whose second run changes nothing more). Any error reply fails the
+// call. The replies answer `calls` in order.
+std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
+                                       const a2::detail::EmbeddedText& script,
+                                       const std::vector<Call>& calls);
 
 // Runs the typed call `args` (a struct of src/redis/scripts/) and returns its raw reply, for
 // Args::decode.
