@@ -5,6 +5,8 @@
 # does: -O3 -> -O1 takes 30-40 % off each test file (conformance/scenarios/bad_input.cpp: 29.5 s
 # -> 18.1 s of CPU). Call it at the top of a directory's CMakeLists.txt; it applies to the targets
 # that directory and its subdirectories define. The later -O1 wins over the build type's -O3.
+# In a build with the tests the examples, a2ctl and the benchmarks get it too: there they are
+# test programs (bench/run and bench/run-worker build the benchmarks without the tests, at -O3).
 function(a2_test_code_flags)
   add_compile_options($<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-O1>)
 endfunction()

@@ -630,8 +630,9 @@ class Store {
     return observed_call(op, session, f, request);
   }
 
+  // Out of line and cold: only stores with an observer get here, and callers stay small.
   template <class F, class Q>
-  auto observed_call(std::string_view op, std::string_view session, F& f, const Q& request)
+  [[gnu::noinline, gnu::cold]] auto observed_call(std::string_view op, std::string_view session, F& f, const Q& request)
       -> decltype(f()) {
     using R = decltype(f());
     Observer& observer = *observe_.observer;
