@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "postgres/rows.hpp"
 
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,16 +11,62 @@
 namespace a2::postgres::detail {
 namespace {
 
-std::optional<std::int64_t> opt_int(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<std::int64_t>();
-}
-std::optional<std::string> opt_string(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return std::string(f.c_str());
-}
-Json json_or_null(const pqxx::field& f) {
-  return f.is_null() ? Json() : a2::detail::parse_stored_json(f.c_str());
+// The cells of one row from column `first` on, read through one field iterator: a pqxx::field
+// copies the result's shared pointers, so a row's fields are not constructed one by one. Text is
+// read with its length (no strlen), integers with from_chars.
+class Cells {
+ public:
+  Cells(const pqxx::row& row, pqxx::row::size_type first) : at_(row.begin()) {
+    at_ += static_cast<pqxx::row::difference_type>(first);
+  }
+
+  const pqxx::field& operator[](pqxx::row::size_type k) {
+    at_ += static_cast<pqxx::row::difference_type>(k) - column_;
+    column_ = static_cast<pqxx::row::difference_type>(k);
+    return at_;
+  }
+  std::string_view text(pqxx::row::size_type k) {
+    const pqxx::field& f = (*this)[k];
+    return {f.c_str(), f.size()};
+  }
+  std::string string(pqxx::row::size_type k) { return std::string(text(k)); }
+  std::int64_t integer(pqxx::row::size_type k) {
+    const pqxx::field& f = (*this)[k];
+    std::int64_t v = 0;
+    const char* begin = f.c_str();
+    const char* end = begin + f.size();
+    auto [stop, ec] = std::from_chars(begin, end, v);
+    if (ec != std::errc() || stop != end || begin == end)
+      throw pqxx::conversion_error("column " + std::string(f.name()) + " holds '" +
+                                   std::string(begin, end) + "', not an integer");
+    return v;
+  }
+  std::optional<std::int64_t> opt_integer(pqxx::row::size_type k) {
+    if ((*this)[k].is_null()) return std::nullopt;
+    return integer(k);
+  }
+  std::optional<std::string> opt_string(pqxx::row::size_type k) {
+    if ((*this)[k].is_null()) return std::nullopt;
+    return string(k);
+  }
+  // Parsed once, straight from the cell's text; SQL null is JSON null.
+  Json json(pqxx::row::size_type k) {
+    if ((*this)[k].is_null()) return Json();
+    return a2::detail::parse_stored_json(text(k));
+  }
+
+ private:
+  pqxx::const_row_iterator at_;
+  pqxx::row::difference_type column_ = 0;
+};
+
+void fill_event(Cells& c, Event& e) {
+  e.session_id = c.string(0);
+  e.index = c.integer(1);
+  e.id = c.string(2);
+  e.type = c.string(3);
+  e.payload = c.json(4);
+  e.created_at = c.integer(5);
 }
 
 }  // namespace
@@ -53,53 +100,50 @@ void expect_stored_columns(const pqxx::result& rows, pqxx::row::size_type first)
 }
 
 Event event_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  Cells c(row, first);
   Event e;
-  e.session_id = row[first].c_str();
-  e.index = row[first + 1].as<std::int64_t>();
-  e.id = row[first + 2].c_str();
-  e.type = row[first + 3].c_str();
-  e.payload = json_or_null(row[first + 4]);
-  e.created_at = row[first + 5].as<std::int64_t>();
+  fill_event(c, e);
   return e;
 }
 
 SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  Cells c(row, first);
   SerializedEvent e;
-  e.session_id = row[first].c_str();
-  e.index = row[first + 1].as<std::int64_t>();
-  e.id = row[first + 2].c_str();
-  e.type = row[first + 3].c_str();
-  e.payload_json = row[first + 4].is_null() ? "null" : row[first + 4].c_str();
-  e.created_at = row[first + 5].as<std::int64_t>();
+  e.session_id = c.string(0);
+  e.index = c.integer(1);
+  e.id = c.string(2);
+  e.type = c.string(3);
+  e.payload_json = c[4].is_null() ? "null" : c.string(4);
+  e.created_at = c.integer(5);
   return e;
 }
 
 StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  Cells c(row, first);
   StoredEvent e;
-  static_cast<Event&>(e) = event_from_row(row, first);
-  auto at = [&](pqxx::row::size_type k) { return row[first + k]; };
-  if (!at(6).is_null()) {
-    const Json cause = a2::detail::parse_stored_json(at(6).c_str());
+  fill_event(c, e);
+  if (!c[6].is_null()) {
+    const Json cause = a2::detail::parse_stored_json(c.text(6));
     e.cause =
         EventCause{cause.at("index").get<std::int64_t>(), cause.at("attempt").get<std::int64_t>()};
   }
-  e.lane = opt_string(at(7));
-  e.processed_at = opt_int(at(8));
-  e.processed_by_attempt = opt_int(at(9));
-  if (!at(10).is_null())
+  e.lane = c.opt_string(7);
+  e.processed_at = c.opt_integer(8);
+  e.processed_by_attempt = c.opt_integer(9);
+  if (!c[10].is_null())
     e.returned_event_ids =
-        a2::detail::parse_stored_json(at(10).c_str()).get<std::vector<std::string>>();
-  e.first_claimed_at = opt_int(at(11));
-  e.last_claimed_at = opt_int(at(12));
-  e.attempt_count = at(13).as<std::int64_t>();
-  e.claim_holder = opt_string(at(14));
-  e.claim_expires_at = opt_int(at(15));
-  e.failure_count = at(16).as<std::int64_t>();
-  e.last_failed_at = opt_int(at(17));
-  e.last_failed_attempt = opt_int(at(18));
-  e.last_error = opt_string(at(19));
-  e.failed_at = opt_int(at(20));
-  e.available_at = opt_int(at(21));
+        a2::detail::parse_stored_json(c.text(10)).get<std::vector<std::string>>();
+  e.first_claimed_at = c.opt_integer(11);
+  e.last_claimed_at = c.opt_integer(12);
+  e.attempt_count = c.integer(13);
+  e.claim_holder = c.opt_string(14);
+  e.claim_expires_at = c.opt_integer(15);
+  e.failure_count = c.integer(16);
+  e.last_failed_at = c.opt_integer(17);
+  e.last_failed_attempt = c.opt_integer(18);
+  e.last_error = c.opt_string(19);
+  e.failed_at = c.opt_integer(20);
+  e.available_at = c.opt_integer(21);
   return e;
 }
 

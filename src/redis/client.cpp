@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include "a2/observe.hpp"
 
@@ -51,35 +53,66 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-Reply convert(const redisReply* r) {
-  Reply out;
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-      out.type = Reply::Type::string;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      out.type = Reply::Type::status;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = Reply::Type::error;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = Reply::Type::integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.type = Reply::Type::array;
-      out.elements.reserve(r->elements);
-      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-    default:
-      out.type = Reply::Type::nil;
-      break;
+// hiredis builds our Reply values directly (its reader's object functions), so a reply is
+// allocated once, not as a redisReply tree and then a copy of it. A child is its parent's element
+// (the parent's elements are sized when it is created and never reallocated); the root is owned
+// by the caller of redisGetReply (adopt()). Nothing here throws into hiredis: a failed allocation
+// returns nullptr, which hiredis reports as out of memory.
+// The Reply a task fills: a new root, or its slot in the parent array. Throws bad_alloc.
+Reply* slot(const redisReadTask* task) {
+  if (!task->parent) return new Reply;
+  return &static_cast<Reply*>(task->parent->obj)->elements[static_cast<std::size_t>(task->idx)];
+}
+
+template <typename Fill>
+void* create(const redisReadTask* task, Fill fill) noexcept {
+  Reply* r = nullptr;
+  try {
+    r = slot(task);
+    fill(*r);
+    return r;
+  } catch (...) {
+    if (!task->parent) delete r;
+    return nullptr;
   }
-  return out;
+}
+
+void* create_string(const redisReadTask* task, char* str, std::size_t len) noexcept {
+  return create(task, [&](Reply& r) {
+    r.type = task->type == REDIS_REPLY_ERROR    ? Reply::Type::error
+             : task->type == REDIS_REPLY_STATUS ? Reply::Type::status
+                                                : Reply::Type::string;
+    r.str.assign(str, len);
+  });
+}
+
+void* create_array(const redisReadTask* task, int elements) noexcept {
+  return create(task, [&](Reply& r) {
+    r.type = Reply::Type::array;
+    r.elements.resize(static_cast<std::size_t>(elements));
+  });
+}
+
+void* create_integer(const redisReadTask* task, long long value) noexcept {
+  return create(task, [&](Reply& r) {
+    r.type = Reply::Type::integer;
+    r.integer = value;
+  });
+}
+
+void* create_nil(const redisReadTask* task) noexcept {
+  return create(task, [](Reply& r) { r.type = Reply::Type::nil; });
+}
+
+// Only roots are freed (hiredis frees a partial reply's root on a protocol error).
+void free_reply(void* reply) noexcept { delete static_cast<Reply*>(reply); }
+
+redisReplyObjectFunctions kReplyFunctions = {create_string, create_array, create_integer,
+                                             create_nil, free_reply};
+
+Reply adopt(void* raw) {
+  std::unique_ptr<Reply> root(static_cast<Reply*>(raw));
+  return std::move(*root);
 }
 
 }  // namespace
@@ -170,6 +203,7 @@ Connection::Connection(const Endpoint& endpoint, std::chrono::milliseconds conne
     context_ = nullptr;
     throw Unavailable("a2 redis connect to " + where + ": " + why);
   }
+  context_->reader->fn = &kReplyFunctions;
   if (redisSetTimeout(context_, to_timeval(command_timeout)) != REDIS_OK) {
     redisFree(context_);
     context_ = nullptr;
@@ -239,10 +273,7 @@ void Connection::send_request(std::string_view op) {
 Reply Connection::read_one(std::string_view op) {
   void* raw = nullptr;
   if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) fail(op, true);
-  auto* r = static_cast<redisReply*>(raw);
-  Reply out = convert(r);
-  freeReplyObject(r);
-  return out;
+  return adopt(raw);
 }
 
 bool Connection::idle_alive() {
@@ -298,12 +329,7 @@ std::optional<Reply> Connection::receive(std::string_view op, std::chrono::milli
   for (;;) {
     void* raw = nullptr;
     if (redisGetReplyFromReader(context_, &raw) != REDIS_OK) fail(op, true);
-    if (raw) {
-      auto* r = static_cast<redisReply*>(raw);
-      Reply out = convert(r);
-      freeReplyObject(r);
-      return out;
-    }
+    if (raw) return adopt(raw);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;

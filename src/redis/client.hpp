@@ -34,7 +34,9 @@ struct Endpoint {
 // Throws InvalidArgument for a malformed url.
 Endpoint parse_url(const std::string& url);
 
-// A reply copied out of hiredis, so no hiredis type leaks beyond client.cpp. Plain value.
+// A reply as hiredis's reader builds it (client.cpp gives the reader functions that build these
+// values directly: no redisReply tree, no copy), so no hiredis type leaks beyond client.cpp.
+// Plain value.
 struct Reply {
   enum class Type { string, array, integer, nil, status, error };
   Type type = Type::nil;

@@ -48,8 +48,16 @@ struct Keys {
   std::string log(std::string_view s) const { return session(s, words::kLog); }
   std::string count(std::string_view s) const { return session(s, words::kCount); }
   std::string meta(std::string_view s) const { return session(s, words::kMeta); }
+  // The metadata chunk of an index above the split (docs/redis-layout.md#metadata-split-and-chunks)
+  // and the last index that chunk holds.
+  static std::int64_t chunk_of(std::int64_t index) {
+    return (index - 1) / a2::detail::kMetaChunkSize;
+  }
+  static std::int64_t chunk_last(std::int64_t index) {
+    return (chunk_of(index) + 1) * a2::detail::kMetaChunkSize;
+  }
   std::string meta_chunk(std::string_view s, std::int64_t index) const {
-    return meta(s) + ":" + std::to_string((index - 1) / a2::detail::kMetaChunkSize);
+    return meta(s) + ":" + std::to_string(chunk_of(index));
   }
   std::string meta_split(std::string_view s) const { return session(s, words::kMetaSplit); }
   std::string pending(std::string_view s) const { return session(s, words::kPending); }

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "redis/codec.hpp"
 #include "redis/scripts/read_state.hpp"
@@ -65,6 +67,23 @@ std::vector<Event> events_of(std::string_view op, const std::string& s, const Re
   return out;
 }
 
+// A field "<I>:<suffix>" of a metadata hash as (I, the suffix's column in kMetaSuffixes), when I
+// is written as the scripts and HMGET write it (digits, no leading zero) and the suffix is exposed.
+std::optional<std::pair<std::int64_t, std::size_t>> metadata_field(std::string_view field) {
+  const auto colon = field.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 16 || field[0] == '0')
+    return std::nullopt;
+  std::int64_t index = 0;
+  for (std::size_t at = 0; at < colon; ++at) {
+    if (field[at] < '0' || field[at] > '9') return std::nullopt;
+    index = index * 10 + (field[at] - '0');
+  }
+  const auto suffix = field.substr(colon + 1);
+  for (std::size_t c = 0; c < kMetaSuffixes.size(); ++c)
+    if (suffix == kMetaSuffixes[c]) return std::make_pair(index, c);
+  return std::nullopt;
+}
+
 [[noreturn]] void gap(std::string_view op, const std::string& s, const std::string& what) {
   throw RangeGap(prefix(op) + "the event range of " + session_text(s) + " " + what);
 }
@@ -85,43 +104,42 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
   rows.reserve(static_cast<std::size_t>(frontier - first + 1));
 
   constexpr std::size_t kColumns = kMetaSuffixes.size();
-  struct Lookup {
-    std::size_t reply;  // Index of its HMGET reply.
-    std::vector<std::int64_t> indexes;
-  };
+  using Columns = std::array<const Reply*, kColumns>;
   struct Page {
     std::int64_t first, last;
-    std::size_t xrange;
-    std::vector<Lookup> lookups;
+    std::size_t xrange;  // Index of its XRANGE reply; its metadata reply follows.
+    bool whole_hash;     // HGETALL of its chunk, else HMGET of its indexes.
   };
+  std::vector<Columns> columns;
   std::int64_t next = first;
   while (next <= frontier) {
-    // Up to kReadConcurrency pages per round trip: each page is one XRANGE plus one HMGET per
-    // metadata hash its (dense, hence predictable) indexes live in.
+    // Up to kReadConcurrency pages per round trip. A page ends at its metadata hash's end (the
+    // split, or its chunk's last index), so its metadata is one command: HGETALL of the chunk when
+    // the page holds at least half of the chunk's events (the whole hash costs at most about twice
+    // the page's fields), else HMGET of the page's fields, as for the base hash.
     std::vector<Argv> commands;
     std::vector<Page> pages;
     for (std::int64_t p = 0; p < kReadConcurrency && next <= frontier; ++p) {
-      Page page{next, std::min(next + kReadPageSize - 1, frontier), commands.size(), {}};
-      commands.push_back({"XRANGE", k().log(s), str(page.first) + "-0", str(page.last) + "-0",
-                          "COUNT", str(kReadPageSize)});
-      std::map<std::string, std::size_t> by_key;
-      for (std::int64_t i = page.first; i <= page.last; ++i) {
-        std::string key = i <= b.split ? k().meta(s) : k().meta_chunk(s, i);
-        auto [it, added] = by_key.try_emplace(key, page.lookups.size());
-        if (added) page.lookups.push_back({0, {}});
-        page.lookups[it->second].indexes.push_back(i);
-      }
-      for (auto& [key, at] : by_key) {
-        auto& lookup = page.lookups[at];
-        Argv hmget{"HMGET", key};
-        hmget.reserve(2 + lookup.indexes.size() * kColumns);
-        for (auto i : lookup.indexes)
+      const bool chunked = next > b.split;
+      const std::int64_t chunk_last = Keys::chunk_last(next);
+      const std::int64_t last = std::min({chunk_last, frontier, chunked ? frontier : b.split});
+      const std::int64_t chunk_events =
+          std::min(chunk_last, b.frontier) - (chunk_last - a2::detail::kMetaChunkSize);
+      const bool whole = chunked && 2 * (last - next + 1) >= chunk_events;
+      pages.push_back({next, last, commands.size(), whole});
+      commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
+                          str(last - next + 1)});
+      std::string key = chunked ? k().meta_chunk(s, next) : k().meta(s);
+      if (whole) {
+        commands.push_back({"HGETALL", std::move(key)});
+      } else {
+        Argv hmget{"HMGET", std::move(key)};
+        hmget.reserve(2 + static_cast<std::size_t>(last - next + 1) * kColumns);
+        for (std::int64_t i = next; i <= last; ++i)
           for (const char* suffix : kMetaSuffixes) hmget.push_back(str(i) + ":" + suffix);
-        lookup.reply = commands.size();
         commands.push_back(std::move(hmget));
       }
-      pages.push_back(std::move(page));
-      next = pages.back().last + 1;
+      next = last + 1;
     }
     auto replies = lease->pipeline(op, commands);  // Every reply is read before any check.
     check_replies(op, replies);
@@ -137,18 +155,24 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
       }
       if (entries.size() != expected) gap(op, s, "ended before index " + str(frontier));
       // Join the metadata columns.
-      std::size_t base = rows.size() - expected;
-      for (const auto& lookup : page.lookups) {
-        const Reply& values = replies[lookup.reply];
-        if (!values.is_array() || values.size() != lookup.indexes.size() * kColumns)
-          unexpected(op, "bad HMGET reply");
-        for (std::size_t n = 0; n < lookup.indexes.size(); ++n) {
-          std::array<const Reply*, kColumns> columns{};
-          for (std::size_t c = 0; c < kColumns; ++c) columns[c] = &values[n * kColumns + c];
-          auto& row = rows[base + static_cast<std::size_t>(lookup.indexes[n] - page.first)];
-          apply_columns(op, row, columns);
+      const Reply& values = replies[page.xrange + 1];
+      if (!values.is_array()) unexpected(op, "bad metadata reply");
+      columns.assign(expected, Columns{});
+      if (page.whole_hash) {
+        if (values.size() % 2 != 0) unexpected(op, "bad HGETALL reply");
+        for (std::size_t at = 0; at < values.size(); at += 2) {
+          auto field = metadata_field(values[at].str);
+          if (field && field->first >= page.first && field->first <= page.last)
+            columns[static_cast<std::size_t>(field->first - page.first)][field->second] =
+                &values[at + 1];
         }
+      } else {
+        if (values.size() != expected * kColumns) unexpected(op, "bad HMGET reply");
+        for (std::size_t n = 0; n < expected; ++n)
+          for (std::size_t c = 0; c < kColumns; ++c) columns[n][c] = &values[n * kColumns + c];
       }
+      const std::size_t base = rows.size() - expected;
+      for (std::size_t n = 0; n < expected; ++n) apply_columns(op, rows[base + n], columns[n]);
     }
   }
   return {std::move(rows), b.clear};
@@ -165,24 +189,26 @@ std::vector<Event> RedisStore::read_event_range(Connection& c, std::string_view 
     std::vector<Argv> commands;
     std::vector<std::pair<std::int64_t, std::int64_t>> pages;
     for (std::int64_t p = 0; p < kReadConcurrency && next <= through; ++p) {
-      std::int64_t last = std::min(next + kReadPageSize - 1, through);
-      commands.push_back(
-          {"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT", str(kReadPageSize)});
+      std::int64_t last = std::min(Keys::chunk_last(next), through);
+      commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
+                          str(last - next + 1)});
       pages.emplace_back(next, last);
       next = last + 1;
     }
     auto replies = c.pipeline(op, commands);
     check_replies(op, replies);
     for (std::size_t p = 0; p < pages.size(); ++p) {
-      auto page = events_of(op, s, replies[p]);
-      if (page.empty()) gap(op, s, "ended before index " + str(through));
-      for (std::size_t at = 0; at < page.size(); ++at)
-        if (page[at].index != pages[p].first + static_cast<std::int64_t>(at) ||
-            page[at].index > through)
+      const Reply& r = replies[p];
+      if (!r.is_array()) unexpected(op, "expected an array");
+      if (r.size() == 0) gap(op, s, "ended before index " + str(through));
+      for (std::size_t at = 0; at < r.size(); ++at) {
+        Event e = to_event(op, s, r[at]);
+        if (e.index != pages[p].first + static_cast<std::int64_t>(at) || e.index > through)
           gap(op, s, "is not contiguous");
-      if (static_cast<std::int64_t>(page.size()) != pages[p].second - pages[p].first + 1)
+        events.push_back(std::move(e));
+      }
+      if (static_cast<std::int64_t>(r.size()) != pages[p].second - pages[p].first + 1)
         gap(op, s, "ended before index " + str(through));
-      for (auto& e : page) events.push_back(std::move(e));
     }
   }
   return events;
