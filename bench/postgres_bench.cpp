@@ -591,16 +591,12 @@ int run(const a2::bench::Args& args) {
     writers_done.store(true);
     reader.join();
   }
-  std::cout << "### Feed wake latency
-
-               "
+  std::cout << "### Feed wake latency\n\n"
             << "16 threads append (one event per call, each to its own session) for "
             << args.ms(2500).count()
             << " ms; a feed of thread 0's session (`feed_safety_poll` 1000 ms) reads them. "
                "Latency of an event: from its append's return to the feed's next() returning "
-               "it.
-
-               ";
+               "it.\n\n";
   {
     Table wake({"events", "p50 ms", "p99 ms", "max ms"});
     wake.add({std::to_string(wake_latency.count()), fmt(wake_latency.p50_us() / 1000, 2),

@@ -14,6 +14,10 @@ namespace a2::postgres::detail {
 namespace {
 
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
+// A round starts at least this long after the previous one started: a lone writer (whose
+// writes would otherwise each find the notifier idle) shares a round with its next writes, at
+// the cost of this much latency at most. Under load a round takes longer than this anyway.
+constexpr auto kRoundInterval = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -114,10 +118,16 @@ bool WakeSender::send(const Batch& batch) {
 void WakeSender::loop() {
   auto delay = kFirstRetryDelay;
   bool failing = false;  // The last round failed: a failed round now is dropped, not retried.
+  auto next_round = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || !pending_.sessions.empty(); });
     if (pending_.sessions.empty()) break;  // Stopping with nothing to send.
+    if (!stopping_ && std::chrono::steady_clock::now() < next_round) {
+      changed_.wait_until(lock, next_round, [&] { return stopping_; });
+      continue;
+    }
+    next_round = std::chrono::steady_clock::now() + kRoundInterval;
     Batch batch = std::exchange(pending_, Batch{});
     const bool last = stopping_;
     lock.unlock();

@@ -7,7 +7,7 @@
 // write owes (r_wake, schema.sql a2_wake) and the store sends them from one connection of its
 // own, outside the pool: a thread runs rounds of sql/send_wakes.sql, one statement (one
 // transaction) per round, each session once per channel; sessions that writes add while a
-// round is in flight go in the next one.
+// round is in flight go in the next one, which starts at least 1 ms after the previous one.
 
 #include <chrono>
 #include <condition_variable>
