@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -43,6 +44,9 @@
 // forwards to libpq's own (RTLD_NEXT). The store exposes no counter of its own.
 namespace {
 std::atomic<std::int64_t> g_round_trips{0};
+// The store's notifier runs its rounds (sql/send_wakes.sql, prepared as a2_send_wakes) on a
+// connection of its own, after the writes returned: counted apart, not as a write's round trip.
+std::atomic<std::int64_t> g_notify_rounds{0};
 
 template <class F>
 F next_symbol(const char* name) {
@@ -76,7 +80,10 @@ PGresult* PQexecPrepared(PGconn* conn, const char* name, int n, const char* cons
                          const int* lengths, const int* formats, int result_format) {
   static auto real = next_symbol<PGresult* (*)(PGconn*, const char*, int, const char* const*,
                                                const int*, const int*, int)>("PQexecPrepared");
-  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  if (std::strcmp(name, "a2_send_wakes") == 0)
+    g_notify_rounds.fetch_add(1, std::memory_order_relaxed);
+  else
+    g_round_trips.fetch_add(1, std::memory_order_relaxed);
   return real(conn, name, n, values, lengths, formats, result_format);
 }
 PGresult* PQprepare(PGconn* conn, const char* name, const char* query, int n, const Oid* types) {
@@ -107,8 +114,10 @@ using a2::bench::Table;
 //                (e.g. a STABLE SQL function folded at plan time), which is no round trip
 //   exec_ms      sum(total_exec_time): server time executing them (function bodies included)
 a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
-  a2::bench::Counters c{{"round_trips", 0}, {"statements", 0}, {"exec_ms", 0}};
+  a2::bench::Counters c{
+      {"round_trips", 0}, {"notify_rounds", 0}, {"statements", 0}, {"exec_ms", 0}};
   c["round_trips"] = static_cast<double>(g_round_trips.load());
+  c["notify_rounds"] = static_cast<double>(g_notify_rounds.load());
   if (!have_statements) return c;
   pqxx::nontransaction tx(admin);
   auto row = tx.exec(
@@ -218,6 +227,7 @@ int run(const a2::bench::Args& args) {
   a2::bench::SuiteResult suite = a2::bench::run_suite(
       *store, meter, args,
       {{"round trips/op", "round_trips", 2},
+       {"notifier rounds/op", "notify_rounds", 2},
        {"statements/op (server)", "statements", 2},
        {"server ms/op", "exec_ms", 3}},
       "Round trips/op are counted in the client: this program interposes libpq's "
@@ -227,7 +237,9 @@ int run(const a2::bench::Args& args) {
       "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
       "their `total_exec_time` (the server-side functions' bodies included). All are deltas "
       "over the block divided by its operations, minus the cost of the snapshot query "
-      "itself.");
+      "itself. Notifier rounds/op: the store's notifier's rounds (`a2_send_wakes`, on its own "
+      "connection, after the writes returned; counted apart from the round trips) per "
+      "operation.");
   auto& blocks = suite.blocks;
 
   // ---- Growth: find_work as idle sessions grow (work discovery). ----
@@ -485,7 +497,8 @@ int run(const a2::bench::Args& args) {
   Table ceiling({"client", "TPS", "latency avg µs", "server µs/op", "a2 append 1 event ops/s",
                  "a2 latency avg µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
   Table floors({"client", "floor TPS", "floor server µs/op", "floor / ceiling",
-                "floor without NOTIFY TPS", "its server µs/op", "it / ceiling", "a2 / floor"});
+                "floor without NOTIFY TPS", "its server µs/op", "it / ceiling", "a2 / floor",
+                "a2 / floor without NOTIFY"});
   for (auto* pair : {&p1, &p16}) {
     int threads = pair == &p1 ? 1 : 16;
     double avg_us = pair->ours.m.ops > 0 ? pair->ours.m.seconds * 1e6 * threads /
@@ -503,7 +516,8 @@ int run(const a2::bench::Args& args) {
                 percent(pair->floor.tps, pair->ceiling.tps), fmt(pair->silent.tps, 0),
                 fmt(pair->silent_server_ms * 1000, 1),
                 percent(pair->silent.tps, pair->ceiling.tps),
-                percent(pair->ours.m.ops_per_s(), pair->floor.tps)});
+                percent(pair->ours.m.ops_per_s(), pair->floor.tps),
+                percent(pair->ours.m.ops_per_s(), pair->silent.tps)});
   }
   std::cout << "### Ceiling: pgbench, one single-row INSERT per transaction\n\n"
             << "`insert.sql` = `insert into a2bench_ceiling (v) values (1);` (table `id bigserial "
@@ -527,6 +541,68 @@ int run(const a2::bench::Args& args) {
                "own): no implementation of the protocol can be cheaper:\n\n```sql\n"
             << floor_function << ";\n```\n\n";
   floors.print();
+
+  // ---- Feed wake latency: 16 writer threads, one of them watched by a feed. ----
+  // Thread 0's appends are read by a feed of its session (safety poll 1 s); the latency of an
+  // event is from its append's return (just after its commit) to the feed's next() returning
+  // it (0 when next() returned first: the wake-up can beat the reply).
+  note("feed wake latency, 16 writer threads");
+  a2::bench::LatencyRecorder wake_latency;
+  {
+    constexpr std::int64_t kMaxWatched = 1 << 20;
+    auto returned = std::make_unique<std::atomic<std::int64_t>[]>(kMaxWatched);
+    const std::string watched = "wake-latency-" + std::to_string(::getpid());
+    const auto origin = std::chrono::steady_clock::now();
+    auto since = [&] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                  origin)
+                 .count() +
+             1;  // Never 0 ("not returned yet").
+    };
+    std::atomic<std::int64_t> last_index{0};
+    std::atomic<bool> writers_done{false};
+    auto feed = store->subscribe(watched, 0);
+    std::thread reader([&] {
+      std::int64_t cursor = 0;
+      while (!writers_done.load() || cursor < last_index.load()) {
+        auto got = feed->next(std::chrono::milliseconds(200));
+        const auto at = since();
+        for (const auto& e : got) {
+          cursor = e.index;
+          if (e.index >= kMaxWatched) continue;
+          std::int64_t r;
+          while ((r = returned[e.index].load()) == 0 && !writers_done.load())
+            std::this_thread::yield();
+          if (r != 0) wake_latency.add(std::max<std::int64_t>(0, at - r));
+        }
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // The feed's LISTEN starts.
+    (void)meter.measure(16, {args.ms(2500), INT64_MAX}, [&](int t, std::int64_t i) {
+      if (t != 0) {
+        (void)store->append("wake-load-" + std::to_string(t), a2::bench::events(1, i, false));
+        return;
+      }
+      auto r = store->append(watched, a2::bench::events(1, i, false));
+      const auto index = r.events.at(0).index;
+      if (index < kMaxWatched) returned[index].store(since());
+      last_index.store(index);
+    });
+    writers_done.store(true);
+    reader.join();
+  }
+  std::cout << "### Feed wake latency\n\n"
+            << "16 threads append (one event per call, each to its own session) for "
+            << args.ms(2500).count()
+            << " ms; a feed of thread 0's session (`feed_safety_poll` 1000 ms) reads them. "
+               "Latency of an event: from its append's return to the feed's next() returning "
+               "it.\n\n";
+  {
+    Table wake({"events", "p50 ms", "p99 ms", "max ms"});
+    wake.add({std::to_string(wake_latency.count()), fmt(wake_latency.p50_us() / 1000, 2),
+              fmt(wake_latency.p99_us() / 1000, 2), fmt(wake_latency.quantile_us(1.0) / 1000, 2)});
+    wake.print();
+  }
 
   // ---- Targets. ----
   double rt_append1 = blocks["append1@1"].per_op("round_trips");
@@ -558,6 +634,22 @@ int run(const a2::bench::Args& args) {
                percent(p1.silent.tps, c1.tps) + " / " + percent(p16.silent.tps, c16.tps), "-"});
   targets.add({"(no target) a2 append 1 vs the protocol floor, 1 / 16 threads",
                percent(ours1, p1.floor.tps) + " / " + percent(ours16, p16.floor.tps), "-"});
+  targets.add({"sequential append 1 >= 90% of the floor without NOTIFY",
+               percent(ours1, p1.silent.tps), ours1 >= 0.9 * p1.silent.tps ? "yes" : "no"});
+  targets.add({"append 1 at 16 threads >= 80% of the floor without NOTIFY at -c 16",
+               percent(ours16, p16.silent.tps), ours16 >= 0.8 * p16.silent.tps ? "yes" : "no"});
+  {
+    const double one = blocks["cycle@1"].m.ops_per_s();
+    const double sixteen = blocks["cycle@16"].m.ops_per_s();
+    targets.add({"claim + complete at 16 threads >= 2x its 1-thread rate",
+                 fmt(sixteen, 0) + " / " + fmt(one, 0) +
+                     " ops/s = " + fmt(one > 0 ? sixteen / one : 0, 2) + "x",
+                 sixteen >= 2 * one ? "yes" : "no"});
+  }
+  targets.add({"feed wake latency p99 <= 10 ms at 16 writer threads",
+               fmt(wake_latency.p99_us() / 1000, 2) + " ms (p50 " +
+                   fmt(wake_latency.p50_us() / 1000, 2) + " ms)",
+               wake_latency.count() > 0 && wake_latency.p99_us() <= 10000 ? "yes" : "no"});
   a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "");
   {
     auto& base = find_blocks[0];

@@ -1,6 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- complete_attempts, and complete_attempt with claim_next: one call of the server-side function
 -- a2_complete_attempts (schema.sql), one round trip; its typed caller is
+-- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- src/postgres/calls/complete_attempts.hpp.
 -- $1 session  $2 now ms  $3 completion indexes  $4 attempts  $5 child counts  $6 child ids
 -- $7 types  $8 payloads (a jsonb array of one array per completion)  $9 lanes  $10 settled
@@ -9,7 +11,7 @@
 -- One reply row per element of the function's parallel arrays, in their order: r_part (k for
 -- completion k, 0 for the claim), r_verdict, r_retry_at and r_clear_index (the claim's), then
 -- the stored-event columns of src/postgres/rows.hpp (null when the part has no row).
-select o.part as r_part, o.verdict as r_verdict, r.r_retry_at, r.r_clear_index,
+select current_setting('a2.wake', true) as r_wake, o.part as r_part, o.verdict as r_verdict, r.r_retry_at, r.r_clear_index,
        o.session_id, o.idx, o.event_id, o.event_type, o.payload::text as payload, o.created_at,
        o.cause::text as cause, o.lane, o.processed_at, o.processed_by_attempt,
        o.returned_event_ids::text as returned_event_ids, o.first_claimed_at, o.last_claimed_at,

@@ -230,12 +230,46 @@ begin
            where e.session_id = s and e.processed_at is null and e.idx > r_clear_index) p;
 end $$;
 
--- Wakes live feeds of session s after commit (NOTIFY is sent once per transaction and payload).
--- The write functions inline its body; it stays for compatibility.
+-- The wake-ups (docs/postgres-layout.md#notifications-and-feeds), the one place of their
+-- channels and payloads. a2_notify(s) wakes the live feeds of session s: channel a2_events,
+-- payload s, or md5(s) when s is 8000 bytes or longer (NOTIFY payloads are limited).
+-- a2_notify_work(s) is the work signal of s: channel a2_work, payload s, or '' (no session) when
+-- s is that long. Either is sent at commit (once per transaction, channel and payload). They are
+-- called by a2_wake below, and by the store's notifier (sql/send_wakes.sql) after commit.
 create or replace function a2_notify(s text) returns void
 language plpgsql as $$
 begin
   perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+end $$;
+
+create or replace function a2_notify_work(s text) returns void
+language plpgsql as $$
+begin
+  perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+end $$;
+
+-- The wake-ups of a write of session s: its feeds (events) and its work signal (work). Every
+-- write function calls it where it changed what they announce. A connection of this a2 sets
+-- a2.wake_after_commit = on: then no NOTIFY is sent in the transaction (a NOTIFY serializes
+-- every commit of the database); the flags are or-ed into the transaction-local setting
+-- a2.wake (1 events, 2 work), which the write's statement returns as r_wake, and the store's
+-- notifier sends them after commit (src/postgres/wake_sender.cpp). Any other connection (an
+-- earlier a2 sharing the schema) gets the NOTIFYs in its transaction, as before.
+create or replace function a2_wake(s text, events boolean, work boolean) returns void
+language plpgsql as $$
+begin
+  if current_setting('a2.wake_after_commit', true) is distinct from 'on' then
+    if events then
+      perform a2_notify(s);
+    end if;
+    if work then
+      perform a2_notify_work(s);
+    end if;
+    return;
+  end if;
+  perform set_config('a2.wake',
+    (coalesce(nullif(current_setting('a2.wake', true), '')::integer, 0)
+     | case when events then 1 else 0 end | case when work then 2 else 0 end)::text, true);
 end $$;
 
 create or replace function a2_superseded(s text, cause_index bigint, cause_attempt bigint)
@@ -461,7 +495,7 @@ begin
   insert into a2_work as w (session_id, next_at) values (s, now_ms)
   on conflict (session_id) do update set next_at = excluded.next_at
    where excluded.next_at < w.next_at;
-  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end), pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  perform a2_wake(s, true, true);
 end $$;
 
 -- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
@@ -599,11 +633,7 @@ begin
    where not coalesce(t.settled, false)
   having count(*) > 0
   on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-  if found then
-    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end), pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
-  else
-    perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
-  end if;
+  perform a2_wake(s, true, found);
   r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
 end $$;
 
@@ -814,7 +844,7 @@ begin
     insert into a2_work as w (session_id, next_at)
     values (s, case when snooze then available_at_ms else now_ms end)
     on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+    perform a2_wake(s, false, true);
   end if;
 end $$;
 
@@ -965,7 +995,7 @@ begin
     select min(greatest(coalesce(t.available_at, now_ms), now_ms))
       from unnest(new_settled, new_available_at) t(settled, available_at)
      where not coalesce(t.settled, false)));
-  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  perform a2_wake(s, true, false);
 end $$;
 
 -- complete_attempt: a2_complete_one, then the work index's lower(E, t) and the work signal when
@@ -985,7 +1015,7 @@ begin
   if work_at is not null then
     insert into a2_work as w (session_id, next_at) values (s, work_at)
     on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+    perform a2_wake(s, false, true);
   end if;
 end $$;
 
@@ -1084,7 +1114,7 @@ begin
     if work_at is not null then
       insert into a2_work as w (session_id, next_at) values (s, work_at)
       on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-      perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+      perform a2_wake(s, false, true);
     end if;
     return;
   end if;
@@ -1183,7 +1213,7 @@ begin
              order by next_row.idx limit 1) is not null
     on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
     if found then
-      perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+      perform a2_wake(s, false, true);
     end if;
     return;
   end if;
@@ -1192,7 +1222,7 @@ begin
   insert into a2_work as w (session_id, next_at)
   values (s, case when retry_at > now_ms then retry_at else now_ms end)
   on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-  perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+  perform a2_wake(s, false, true);
 end $$;
 
 -- redrive. action: retry|skip. Returns r_redriven and r_has_pending.
@@ -1232,7 +1262,7 @@ begin
   if is_dead then
     insert into a2_work as w (session_id, next_at) values (s, now_ms)
     on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-    perform pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end);
+    perform a2_wake(s, false, true);
   end if;
   -- "Is anything pending": the ordered first entry of a2_events_pending (see the header).
   r_has_pending := (
@@ -1416,7 +1446,7 @@ begin
   on conflict (session_id) do update set clear_index = excluded.clear_index;
   -- Work index: the new lifetime has no work yet.
   delete from a2_work where session_id = s;
-  perform pg_notify('a2_events', case when octet_length(s) < 8000 then s else md5(s) end);
+  perform a2_wake(s, true, false);
   r_cleared := true; r_index := marker; r_clear_index := marker;
 end $$;
 

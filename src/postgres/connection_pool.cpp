@@ -22,11 +22,21 @@ namespace {
 
 namespace {
 thread_local a2::detail::SteadyTime t_connect_deadline = a2::detail::SteadyTime::max();
+// An application_name that overrides the connection string's (null: none).
+thread_local const char* t_application_name = nullptr;
 }  // namespace
 
 ConnectByDeadline::handle ConnectByDeadline::do_startconnect(handle orig) {
   if (orig) return orig;
-  PGconn* conn = PQconnectStart(options().c_str());
+  PGconn* conn;
+  if (t_application_name != nullptr) {
+    // The connection string expanded as dbname, then application_name: the later one wins.
+    const char* const keys[] = {"dbname", "application_name", nullptr};
+    const char* const values[] = {options().c_str(), t_application_name, nullptr};
+    conn = PQconnectStartParams(keys, values, 1);
+  } else {
+    conn = PQconnectStart(options().c_str());
+  }
   if (conn == nullptr) throw std::bad_alloc();
   auto failed = [&](const std::string& why) {
     PQfinish(conn);
@@ -129,10 +139,20 @@ ConnectionPool::ConnectionPool(Settings settings)
 
 ConnectionPool::~ConnectionPool() { close(); }
 
-std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadline) {
+std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadline,
+                                                    const std::string& application_name) {
   t_connect_deadline = deadline;
-  auto pq = std::make_unique<PqConnection>(settings_.connection);
+  t_application_name = application_name.empty() ? nullptr : application_name.c_str();
+  std::unique_ptr<PqConnection> pq;
+  try {
+    pq = std::make_unique<PqConnection>(settings_.connection);
+  } catch (...) {
+    t_connect_deadline = a2::detail::SteadyTime::max();
+    t_application_name = nullptr;
+    throw;
+  }
   t_connect_deadline = a2::detail::SteadyTime::max();
+  t_application_name = nullptr;
   // The setup's round trips count against the deadline too.
   const auto ticket = watchdog_.arm(pq->sock(), deadline);
   try {
@@ -140,6 +160,8 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
     pq->set_variable("search_path", "\"" + settings_.schema + "\"");
     pq->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
     pq->set_variable("client_min_messages", "warning");
+    // The write functions leave the wake-ups to the store's notifier (schema.sql a2_wake).
+    pq->set_variable("a2.wake_after_commit", "on");
     for (const auto* statement : a2::detail::sql::kAllStatements)  // Each as a2_<stem>.
       pq->prepare("a2_" + std::string(statement->name), std::string(statement->text));
   } catch (...) {

@@ -111,8 +111,10 @@ class ConnectionPool {
   const Settings& settings() const { return settings_; }
 
   // A new connection with search_path, statement_timeout and the prepared statements set up,
-  // by `deadline`. Throws pqxx errors (callers translate).
-  std::unique_ptr<Connection> connect(a2::detail::SteadyTime deadline);
+  // by `deadline`; `application_name`, when given, replaces the connection string's. Throws
+  // pqxx errors (callers translate).
+  std::unique_ptr<Connection> connect(a2::detail::SteadyTime deadline,
+                                      const std::string& application_name = {});
 
   // Hands a connection (from connect()) to the pool.
   void adopt(std::unique_ptr<Connection> conn) { pool_.adopt(std::move(conn)); }
@@ -130,10 +132,18 @@ class ConnectionPool {
     } catch (...) {
       translate_current_exception(op, false);
     }
-    Connection& conn = **lease;
+    ++a2::detail::t_round_trips;  // One statement: the one place a call's round trip counts.
+    return run_on(**lease, op, deadline, std::forward<F>(fn));
+  }
+
+  // Runs fn(connection) on `conn` (a pooled one, or one of connect()'s outside the pool) by
+  // `deadline`: the watchdog shuts its socket down at the deadline; every failure leaves as an
+  // a2::Error and marks `conn` broken when it is unusable.
+  template <class F>
+  auto run_on(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline, F&& fn)
+      -> decltype(fn(std::declval<pqxx::connection_base&>())) {
     const auto ticket = watchdog_.arm(conn.socket(), deadline);
     try {
-      ++a2::detail::t_round_trips;  // One statement: the one place a call's round trip counts.
       auto result = fn(conn.get());
       if (watchdog_.disarm(ticket)) conn.mark_broken();  // Answered just in time.
       return result;

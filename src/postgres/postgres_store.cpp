@@ -37,6 +37,7 @@
 #include "postgres/errors.hpp"
 #include "postgres/postgres_feed.hpp"
 #include "postgres/rows.hpp"
+#include "postgres/wake_sender.hpp"
 #include "postgres/work_watch.hpp"
 
 namespace a2::postgres {
@@ -76,6 +77,7 @@ class PostgresStore final : public Store {
       : Store(options.clock, options.ids, "postgres", options.observe),
         pool_(std::move(pool)),
         notifier_(std::make_shared<Notifier>(pool_)),
+        wakes_(std::make_unique<WakeSender>(pool_)),
         safety_poll_(options.feed_safety_poll),
         clear_event_type_(options.clear_event_type) {}
 
@@ -342,6 +344,7 @@ class PostgresStore final : public Store {
   }
 
   void do_close() override {
+    wakes_->stop();  // Sends what is queued first.
     notifier_->stop();
     pool_->close();
   }
@@ -349,12 +352,15 @@ class PostgresStore final : public Store {
  private:
   // One call of a write function through its typed caller (src/postgres/calls/): one round
   // trip in autocommit. Should decoding fail after the function committed, the change has
-  // happened: the caller hears outcome unknown, never a plain failure.
+  // happened: the caller hears outcome unknown, never a plain failure. The wake-ups the write
+  // owes (r_wake) are queued for the notifier once it committed; the caller does not wait.
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call) {
     return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = call.exec(tx);
+      if constexpr (requires { Call::kWakeColumn; })
+        wakes_->add(call.session_id, wake_flags(rows, Call::kWakeColumn));
       try {
         return Call::decode(rows);
       } catch (const Error&) {
@@ -418,6 +424,7 @@ class PostgresStore final : public Store {
 
   std::shared_ptr<ConnectionPool> pool_;
   std::shared_ptr<Notifier> notifier_;
+  std::unique_ptr<WakeSender> wakes_;  // The wake-ups of this store's writes.
   std::chrono::milliseconds safety_poll_;
   std::string clear_event_type_;
 };

@@ -18,6 +18,7 @@ namespace a2::postgres::detail::calls {
 
 struct Append {
   static constexpr const char* kStatement = "a2_append";
+  static constexpr pqxx::row::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
   using Reply = AppendResult;
 
   std::string session_id;
@@ -56,10 +57,10 @@ struct Append {
                             int_array(available_at));
   }
 
-  // r_has_pending, then the rows (new or replayed).
+  // r_has_pending, r_wake, then the rows (new or replayed).
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_has_pending"});
-    return AppendResult{stored_events_of(rows, 1), rows.at(0)[0].as<bool>()};
+    expect_columns(rows, 0, {"r_has_pending", "r_wake"});
+    return AppendResult{stored_events_of(rows, 2), rows.at(0)[0].as<bool>()};
   }
 };
 

@@ -18,6 +18,7 @@ namespace a2::postgres::detail::calls {
 
 struct AppendOne {
   static constexpr const char* kStatement = "a2_append_one";
+  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
 
   std::string session_id;
   std::int64_t now_ms = 0;
@@ -36,12 +37,12 @@ struct AppendOne {
                             a2::detail::json_text(*payload));
   }
 
-  // r_index, r_has_pending, then the rows (only when r_index is null).
+  // r_index, r_has_pending, r_wake, then the rows (only when r_index is null).
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_index", "r_has_pending"});
+    expect_columns(rows, 0, {"r_index", "r_has_pending", "r_wake"});
     const auto& row = rows.at(0);
     if (!row[0].is_null()) return Reply{row[0].as<std::int64_t>(), {}};
-    return Reply{std::nullopt, AppendResult{stored_events_of(rows, 2), row[1].as<bool>()}};
+    return Reply{std::nullopt, AppendResult{stored_events_of(rows, 3), row[1].as<bool>()}};
   }
 };
 

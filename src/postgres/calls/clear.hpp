@@ -15,6 +15,7 @@ namespace a2::postgres::detail::calls {
 
 struct Clear {
   static constexpr const char* kStatement = "a2_clear";
+  static constexpr pqxx::row::size_type kWakeColumn = 3;  // r_wake (postgres/wake_sender.hpp).
   using Reply = ClearResult;
 
   std::string session_id;
@@ -30,9 +31,9 @@ struct Clear {
                             cause_attempt, marker_id, marker_type);
   }
 
-  // r_cleared, r_index, r_clear_index.
+  // r_cleared, r_index, r_clear_index, r_wake.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_cleared", "r_index", "r_clear_index"}, true);
+    expect_columns(rows, 0, {"r_cleared", "r_index", "r_clear_index", "r_wake"}, true);
     const auto& row = rows.at(0);
     return ClearResult{row[0].as<bool>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()};
   }

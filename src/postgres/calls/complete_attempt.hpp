@@ -20,6 +20,7 @@ namespace a2::postgres::detail::calls {
 
 struct CompleteAttempt {
   static constexpr const char* kStatement = "a2_complete_attempt";
+  static constexpr pqxx::row::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
   using Reply = CompleteResult;
 
   std::string session_id;
@@ -54,8 +55,11 @@ struct CompleteAttempt {
                             bool_array(settled), int_array(available_at));
   }
 
-  // r_verdict, then the children's rows.
-  static Reply decode(const pqxx::result& rows) { return decode_part(rows, 0, 1, 0, rows.size()); }
+  // r_verdict, r_wake, then the children's rows.
+  static Reply decode(const pqxx::result& rows) {
+    expect_columns(rows, kWakeColumn, {"r_wake"});
+    return decode_part(rows, 0, 2, 0, rows.size());
+  }
 
   // The completion's r_verdict at column `verdict_column`, its children's stored-event columns at
   // `events`, in the rows [begin, end) of `rows`: complete_attempt's reply, and one completion's

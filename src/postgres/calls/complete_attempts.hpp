@@ -25,6 +25,7 @@ namespace a2::postgres::detail::calls {
 
 struct CompleteAttempts {
   static constexpr const char* kStatement = "a2_complete_attempts";
+  static constexpr pqxx::row::size_type kWakeColumn = 0;  // r_wake (postgres/wake_sender.hpp).
   using Reply = CompleteManyResult;
 
   std::string session_id;
@@ -91,23 +92,23 @@ struct CompleteAttempts {
                             expires_at_ms, max_events);
   }
 
-  // r_part, then per part the columns of its decoder: a completion's (k >= 1) r_verdict and its
-  // children; the claim's (0) r_verdict, r_retry_at, r_clear_index and its rows. Parts come in
+  // r_wake, r_part, then per part the columns of its decoder: a completion's (k >= 1) r_verdict and
+  // its children; the claim's (0) r_verdict, r_retry_at, r_clear_index and its rows. Parts come in
   // order, each as consecutive rows.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_part", "r_verdict", "r_retry_at", "r_clear_index"});
+    expect_columns(rows, 0, {"r_wake", "r_part", "r_verdict", "r_retry_at", "r_clear_index"});
     Reply out;
     for (pqxx::result::size_type begin = 0; begin < rows.size();) {
-      const auto part = rows.at(begin)[0].as<std::int64_t>();
+      const auto part = rows.at(begin)[1].as<std::int64_t>();
       auto end = begin + 1;
-      while (end < rows.size() && rows.at(end)[0].as<std::int64_t>() == part) ++end;
+      while (end < rows.size() && rows.at(end)[1].as<std::int64_t>() == part) ++end;
       if (part == 0) {
         if (out.next) throw std::logic_error("a second claim part");
-        out.next = ClaimAvailable::decode_part(rows, 1, begin, end);
+        out.next = ClaimAvailable::decode_part(rows, 2, begin, end);
       } else {
         if (out.next || part != static_cast<std::int64_t>(out.results.size()) + 1)
           throw std::logic_error("completion part " + std::to_string(part) + " out of order");
-        out.results.push_back(CompleteAttempt::decode_part(rows, 1, 4, begin, end));
+        out.results.push_back(CompleteAttempt::decode_part(rows, 2, 5, begin, end));
       }
       begin = end;
     }

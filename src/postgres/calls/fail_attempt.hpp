@@ -16,6 +16,7 @@ namespace a2::postgres::detail::calls {
 
 struct FailAttempt {
   static constexpr const char* kStatement = "a2_fail_attempt";
+  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = FailResult;
 
   std::string session_id;
@@ -31,9 +32,9 @@ struct FailAttempt {
                             retry_at_ms);
   }
 
-  // r_verdict, r_failure_count.
+  // r_verdict, r_failure_count, r_wake.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_verdict", "r_failure_count"}, true);
+    expect_columns(rows, 0, {"r_verdict", "r_failure_count", "r_wake"}, true);
     const auto& row = rows.at(0);
     const std::string verdict = row[0].c_str();
     FailResult out;

@@ -14,6 +14,7 @@ namespace a2::postgres::detail::calls {
 
 struct Redrive {
   static constexpr const char* kStatement = "a2_redrive";
+  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = RedriveResult;
 
   std::string session_id;
@@ -25,9 +26,9 @@ struct Redrive {
     return tx.exec_prepared(kStatement, session_id, index, action, now_ms);
   }
 
-  // r_redriven, r_has_pending.
+  // r_redriven, r_has_pending, r_wake.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_redriven", "r_has_pending"}, true);
+    expect_columns(rows, 0, {"r_redriven", "r_has_pending", "r_wake"}, true);
     const auto& row = rows.at(0);
     return RedriveResult{row[0].as<bool>(), row[1].as<bool>()};
   }

@@ -18,6 +18,7 @@ namespace a2::postgres::detail::calls {
 
 struct ReleaseClaims {
   static constexpr const char* kStatement = "a2_release_claims";
+  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = ReleaseResult;
 
   std::string session_id;
@@ -41,9 +42,9 @@ struct ReleaseClaims {
                             int_array(attempts), available_at_ms);
   }
 
-  // r_released, r_not_held (bigint[] text).
+  // r_released, r_not_held (bigint[] text), r_wake.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_released", "r_not_held"}, true);
+    expect_columns(rows, 0, {"r_released", "r_not_held", "r_wake"}, true);
     const auto& row = rows.at(0);
     return ReleaseResult{parse_int_array(row[0].c_str()), parse_int_array(row[1].c_str())};
   }

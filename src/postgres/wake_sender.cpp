@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+#include "postgres/wake_sender.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "postgres/calls/params.hpp"
+
+namespace a2::postgres::detail {
+namespace {
+
+constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
+// A round starts at least this long after the previous one started: a lone writer (whose
+// writes would otherwise each find the notifier idle) shares a round with its next writes, at
+// the cost of this much latency at most. Under load a round takes longer than this anyway.
+constexpr auto kRoundInterval = std::chrono::milliseconds(1);
+
+}  // namespace
+
+int wake_flags(const pqxx::result& rows, pqxx::row::size_type column) noexcept {
+  if (rows.empty() || column >= rows.columns() || rows[0][column].is_null()) return 0;
+  const char* text = rows[0][column].c_str();
+  int flags = 0;
+  std::from_chars(text, text + std::strlen(text), flags);  // '' (none): stays 0.
+  return flags & (kWakeFeeds | kWakeWork);
+}
+
+bool WakeSender::Batch::add(const std::string& s, int flags) {
+  auto [it, added] = position.try_emplace(s, sessions.size());
+  if (!added) {
+    sessions[it->second].second |= flags;
+    return true;
+  }
+  if (sessions.size() >= kMaxPendingWakes) {
+    position.erase(it);
+    return false;
+  }
+  sessions.emplace_back(s, flags);
+  return true;
+}
+
+WakeSender::WakeSender(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
+
+WakeSender::~WakeSender() { stop(); }
+
+void WakeSender::add(const std::string& s, int flags) noexcept {
+  if (flags == 0) return;
+  bool first = false;
+  try {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    if (!thread_.joinable()) {
+      observer_ = a2::detail::CapturedObserver::current();
+      thread_ = std::thread([this] { loop(); });
+    }
+    first = pending_.sessions.empty();
+    // Full (the notifier cannot send): dropped.
+    if (!pending_.add(s, flags)) return;
+  } catch (...) {
+    return;  // No memory or no thread: the wake-up is dropped, as when it cannot be sent.
+  }
+  if (first) changed_.notify_one();  // Otherwise the loop has not gone to sleep yet.
+}
+
+void WakeSender::stop() {
+  std::thread thread;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    thread.swap(thread_);
+  }
+  changed_.notify_all();
+  if (thread.joinable()) thread.join();
+}
+
+void WakeSender::drop(std::size_t sessions, const std::string& why) {
+  observer_.log(LogLevel::warning, "notify_dropped",
+                "a2 postgres notify: dropped the wake-ups of " + std::to_string(sessions) +
+                    " session(s) (" + why + "); their listeners catch up at the safety poll");
+}
+
+bool WakeSender::send(const Batch& batch) {
+  std::vector<std::string> feeds;
+  std::vector<std::string> work;
+  for (const auto& [s, flags] : batch.sessions) {
+    if (flags & kWakeFeeds) feeds.push_back(s);
+    if (flags & kWakeWork) work.push_back(s);
+  }
+  const auto& settings = pool_->settings();
+  try {
+    // A connection the server closed while idle (a terminated backend) is replaced before the
+    // round, not by a failed round.
+    if (conn_ && !conn_->idle_alive()) conn_.reset();
+    if (!conn_) {
+      conn_ = pool_->connect(std::chrono::steady_clock::now() + settings.command_timeout,
+                             std::string(kNotifierApplicationName) + " " + settings.schema);
+    }
+    pool_->run_on(*conn_, "notify", std::chrono::steady_clock::now() + settings.command_timeout,
+                  [&](pqxx::connection_base& c) {
+                    pqxx::nontransaction tx(c);
+                    return tx.exec_prepared("a2_send_wakes", calls::text_array(feeds),
+                                            calls::text_array(work));
+                  });
+    return true;
+  } catch (const std::exception& e) {
+    last_error_ = e.what();
+  } catch (...) {
+    last_error_ = "unknown error";
+  }
+  if (conn_ && conn_->broken()) conn_.reset();
+  return false;
+}
+
+void WakeSender::loop() {
+  auto delay = kFirstRetryDelay;
+  bool failing = false;  // The last round failed: a failed round now is dropped, not retried.
+  auto next_round = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stopping_ || !pending_.sessions.empty(); });
+    if (pending_.sessions.empty()) break;  // Stopping with nothing to send.
+    if (!stopping_ && std::chrono::steady_clock::now() < next_round) {
+      changed_.wait_until(lock, next_round, [&] { return stopping_; });
+      continue;
+    }
+    next_round = std::chrono::steady_clock::now() + kRoundInterval;
+    Batch batch = std::exchange(pending_, Batch{});
+    const bool last = stopping_;
+    lock.unlock();
+    // The last round (at close) goes out only on a live connection: no reconnect at close.
+    const bool tried = !last || conn_ != nullptr;
+    const bool sent = tried && send(batch);
+    lock.lock();
+    if (sent) {
+      failing = false;
+      delay = kFirstRetryDelay;
+      if (last) break;
+      continue;
+    }
+    if (failing || last) {
+      const std::size_t n = batch.sessions.size();
+      lock.unlock();
+      drop(n, tried ? last_error_ : "the store closed while the notifier was not connected");
+      lock.lock();
+      if (last) break;
+    } else {
+      // Once more on a new connection, ahead of what arrived meanwhile (signals keep write
+      // order).
+      for (const auto& [s, flags] : pending_.sessions) (void)batch.add(s, flags);
+      pending_ = std::move(batch);
+      failing = true;
+    }
+    changed_.wait_for(lock, delay, [&] { return stopping_; });
+    delay = std::min<std::chrono::milliseconds>(delay * 2, kReconnectDelay);
+  }
+  lock.unlock();
+  conn_.reset();
+}
+
+}  // namespace a2::postgres::detail

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The wake-ups of a store's committed writes, sent off the commit path
+// (docs/postgres-layout.md#notifications-and-feeds). A NOTIFY inside a write's transaction
+// serializes every commit of the database, so the write functions only say which wake-ups a
+// write owes (r_wake, schema.sql a2_wake) and the store sends them from one connection of its
+// own, outside the pool: a thread runs rounds of sql/send_wakes.sql, one statement (one
+// transaction) per round, each session once per channel; sessions that writes add while a
+// round is in flight go in the next one, which starts at least 1 ms after the previous one.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "a2/observe.hpp"
+#include "postgres/connection_pool.hpp"
+
+namespace a2::postgres::detail {
+
+// The flags of r_wake (schema.sql a2_wake).
+inline constexpr int kWakeFeeds = 1;  // a2_events: the session's feeds.
+inline constexpr int kWakeWork = 2;   // a2_work: the session's work signal.
+
+// The notifier connection's application_name is this, a space and the store's schema
+// (operators and tests find it in pg_stat_activity by it).
+inline constexpr const char* kNotifierApplicationName = "a2 notifier";
+
+// The most sessions waiting for a round; a write beyond it while the notifier cannot send
+// (the server is unreachable) drops its wake-up.
+inline constexpr std::size_t kMaxPendingWakes = 100000;
+
+// The flags of the r_wake column `column` of a write's reply (0 when it names none).
+int wake_flags(const pqxx::result& rows, pqxx::row::size_type column) noexcept;
+
+// Thread-safe. The thread starts with the first add() and connects lazily; a lost connection
+// is replaced (a failed round is sent once more on the new one, then dropped), the delay
+// between failed attempts doubling from 10 ms to kReconnectDelay. Nothing a writer does waits
+// for it: add() only queues. A wake-up that cannot be sent is dropped (a warning is logged);
+// listeners then catch up at their safety poll or sweep.
+class WakeSender {
+ public:
+  explicit WakeSender(std::shared_ptr<ConnectionPool> pool);
+  ~WakeSender();
+  WakeSender(const WakeSender&) = delete;
+  WakeSender& operator=(const WakeSender&) = delete;
+
+  // Queues the wake-ups `flags` (kWakeFeeds | kWakeWork) of session s for the next round.
+  // Never blocks on I/O and never throws; a no-op after stop().
+  void add(const std::string& s, int flags) noexcept;
+  // Sends what is queued (one last round, when connected), then stops the thread and closes
+  // the connection. Idempotent.
+  void stop();
+
+ private:
+  // Sessions and their flags in the order first queued (signals keep write order), each once.
+  struct Batch {
+    std::vector<std::pair<std::string, int>> sessions;
+    std::unordered_map<std::string, std::size_t> position;
+    // Adds `flags` to s; false when s is new and the batch is full.
+    bool add(const std::string& s, int flags);
+  };
+  void loop();
+  // One round on the connection (connecting first when there is none); false when it failed.
+  bool send(const Batch& batch);
+  void drop(std::size_t sessions, const std::string& why);
+
+  std::shared_ptr<ConnectionPool> pool_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Batch pending_;
+  bool stopping_ = false;
+  std::thread thread_;
+  a2::detail::CapturedObserver observer_;  // The first add()'s (a write's) observer.
+  std::unique_ptr<Connection> conn_;       // The loop's own.
+  std::string last_error_;                 // The loop's: why the last round failed.
+};
+
+}  // namespace a2::postgres::detail

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// The wake-ups of writes, sent after commit by the store's notifier
+// (docs/postgres-layout.md#notifications-and-feeds): what a raw LISTEN connection sees, their
+// coalescing, a killed notifier connection, and an earlier a2's connection (no
+// a2.wake_after_commit), which still gets its NOTIFYs inside its transaction.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/postgres.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace {
+
+using a2::test::PostgresServer;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+
+struct Fixture {
+  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(kT0);
+  std::string schema;
+  std::unique_ptr<a2::Store> store;
+  a2::Store* operator->() const { return store.get(); }
+};
+
+// A store whose feeds would wait a minute for their safety poll: a prompt wake is a NOTIFY's.
+Fixture fresh() {
+  static std::atomic<int> n{0};
+  Fixture f;
+  f.schema = "wake" + std::to_string(++n);
+  f.store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
+                                .schema = f.schema,
+                                .pool_size = 8,
+                                .clock = f.clock,
+                                .feed_safety_poll = 60s});
+  return f;
+}
+
+pqxx::result sql(const Fixture& f, const std::string& query) {
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(conn);
+  tx.exec("set search_path to \"" + f.schema + "\"");
+  return tx.exec(query);
+}
+
+// The backend pid of the fixture's notifier connection, or 0 when it has none.
+int notifier_pid(const Fixture& f) {
+  auto rows = sql(f, "select pid from pg_stat_activity where application_name = 'a2 notifier " +
+                         f.schema + "'");
+  return rows.empty() ? 0 : rows[0][0].as<int>();
+}
+
+struct Notification {
+  std::string channel;
+  std::string payload;
+  int pid = 0;
+};
+
+// A raw LISTEN connection on a2_events and a2_work, collecting what arrives.
+class Listener {
+ public:
+  Listener()
+      : conn_(PostgresServer::shared().connection()),
+        events_(conn_, *this, "a2_events"),
+        work_(conn_, *this, "a2_work") {}
+
+  // Waits up to `limit` for notifications until `done(received)` holds; returns whether it does.
+  template <class Done>
+  bool wait_until(Done&& done, std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done(received)) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      conn_.await_notification(0, 50'000);
+    }
+    return true;
+  }
+  // Collects for `period` (to see that nothing more comes).
+  void collect(std::chrono::milliseconds period) {
+    const auto deadline = std::chrono::steady_clock::now() + period;
+    while (std::chrono::steady_clock::now() < deadline) conn_.await_notification(0, 20'000);
+  }
+  std::size_t count(const std::string& channel, const std::string& payload) const {
+    std::size_t n = 0;
+    for (const auto& r : received) n += r.channel == channel && r.payload == payload;
+    return n;
+  }
+
+  std::vector<Notification> received;
+
+ private:
+  class Receiver final : public pqxx::notification_receiver {
+   public:
+    Receiver(pqxx::connection_base& conn, Listener& owner, const std::string& channel)
+        : pqxx::notification_receiver(conn, channel), owner_(owner) {}
+    void operator()(const std::string& payload, int pid) override {
+      owner_.received.push_back({channel(), payload, pid});
+    }
+
+   private:
+    Listener& owner_;
+  };
+  pqxx::connection conn_;
+  Receiver events_;
+  Receiver work_;
+};
+
+a2::NewEvent ev(std::string id, bool settled = false) {
+  a2::NewEvent e;
+  e.id = std::move(id);
+  e.type = "t";
+  e.settled = settled;
+  return e;
+}
+
+a2::ChildEvent child(std::string id) {
+  a2::ChildEvent c;
+  c.id = std::move(id);
+  c.type = "t";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a write's wake-ups come from the store's notifier after commit", "[postgres][wake]") {
+  auto f = fresh();
+  Listener listener;
+  auto seen = [&](const std::string& channel, const std::string& s) {
+    return listener.wait_until([&](const auto&) { return listener.count(channel, s) > 0; });
+  };
+  (void)f->append("a", {ev("a1")});
+  REQUIRE(seen("a2_events", "a"));
+  REQUIRE(seen("a2_work", "a"));
+  const int pid = notifier_pid(f);
+  REQUIRE(pid != 0);
+  for (const auto& n : listener.received) CHECK(n.pid == pid);  // Sent by the notifier.
+
+  SECTION("a completion with a child wakes the feeds and signals work") {
+    auto claim = f->claim_available({.session_id = "a", .holder = "w", .ttl_ms = 60000});
+    REQUIRE(claim.verdict == a2::ClaimVerdict::claimed);
+    listener.received.clear();
+    REQUIRE(f->complete_attempt({.session_id = "a",
+                                 .index = 1,
+                                 .attempt = claim.events.at(0).attempt_count,
+                                 .events = {child("a2")}})
+                .verdict == a2::CompleteVerdict::completed);
+    REQUIRE(seen("a2_events", "a"));
+    REQUIRE(seen("a2_work", "a"));
+  }
+  SECTION("a clear wakes the feeds only; a settled append wakes the feeds only") {
+    listener.received.clear();
+    REQUIRE(f->clear({.session_id = "a", .if_last_index = std::nullopt, .cause = std::nullopt})
+                .cleared);
+    (void)f->append("b", {ev("b1", true)});
+    REQUIRE(seen("a2_events", "a"));
+    REQUIRE(seen("a2_events", "b"));
+    // A marker write: rounds go out in write order, so once it is seen the writes above were.
+    (void)f->append("m", {ev("m1")});
+    REQUIRE(seen("a2_work", "m"));
+    CHECK(listener.count("a2_work", "a") == 0);
+    CHECK(listener.count("a2_work", "b") == 0);
+  }
+  for (const auto& n : listener.received) CHECK(n.pid == pid);
+  f->close();
+}
+
+TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postgres][wake]") {
+  auto f = fresh();
+  // Rounds that take at least 50 ms (a2_notify is only called by the notifier, the write
+  // functions of a store leave their wake-ups to it), so writes pile up behind each round.
+  sql(f,
+      "create or replace function a2_notify(s text) returns void language plpgsql as $$ begin "
+      "perform pg_sleep(0.05); perform pg_notify('a2_events', s); end $$");
+  Listener listener;
+  auto feed = f->subscribe("s", 0);
+  REQUIRE(feed->next(0ms).empty());
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 25;
+  constexpr std::size_t kTotal = kThreads * kPerThread;
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i)
+        (void)f->append("s", {ev("e" + std::to_string(t) + "-" + std::to_string(i))});
+    });
+  for (auto& w : writers) w.join();
+  // The feed (safety poll 60 s) gets every event promptly: the last commit was announced.
+  std::size_t got = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (got < kTotal && std::chrono::steady_clock::now() < deadline) got += feed->next(1s).size();
+  REQUIRE(got == kTotal);
+  REQUIRE(listener.wait_until([&](const auto&) { return listener.count("a2_events", "s") > 0; }));
+  listener.collect(200ms);
+  const auto wakes = listener.count("a2_events", "s");
+  INFO("feed wake-ups for " << kTotal << " appends: " << wakes);
+  CHECK(wakes >= 1);
+  CHECK(wakes < kTotal / 2);
+  // Each round sends each session once per channel.
+  CHECK(listener.count("a2_work", "s") == wakes);
+  f->close();
+}
+
+TEST_CASE("a killed notifier connection is replaced and later writes still wake a feed",
+          "[postgres][wake]") {
+  auto f = fresh();
+  auto feed = f->subscribe("s", 0);
+  REQUIRE(feed->next(0ms).empty());
+  (void)f->append("s", {ev("s1")});
+  REQUIRE(feed->next(5s).size() == 1);  // Read at once: the append had committed.
+  int pid = 0;                          // The notifier connects for the append's round, meanwhile.
+  for (int i = 0; i < 250 && pid == 0; ++i) {
+    pid = notifier_pid(f);
+    if (pid == 0) std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(pid != 0);
+  REQUIRE(sql(f, "select pg_terminate_backend(" + std::to_string(pid) + ")")[0][0].as<bool>());
+  // The next round fails on the dead connection and goes once more on a new one.
+  for (int i = 2; i <= 3; ++i) {
+    (void)f->append("s", {ev("s" + std::to_string(i))});
+    const auto start = std::chrono::steady_clock::now();
+    auto events = feed->next(10s);
+    REQUIRE(events.size() == 1);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);  // Well before the 60 s safety poll.
+  }
+  const int replaced = notifier_pid(f);
+  CHECK(replaced != 0);
+  CHECK(replaced != pid);
+  f->close();
+  // close() closed it (the backend leaves pg_stat_activity shortly after).
+  const auto closed = std::chrono::steady_clock::now();
+  while (notifier_pid(f) != 0 && std::chrono::steady_clock::now() - closed < 5s)
+    std::this_thread::sleep_for(20ms);
+  CHECK(notifier_pid(f) == 0);
+}
+
+TEST_CASE("an earlier a2's connection still gets the NOTIFYs in its transaction",
+          "[postgres][wake]") {
+  auto f = fresh();
+  Listener listener;
+  // A connection without a2.wake_after_commit calls a write function as an a2 of the previous
+  // version does (its statement has no r_wake): the function notifies itself.
+  pqxx::connection earlier(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(earlier);
+  tx.exec("set search_path to \"" + f.schema + "\"");
+  auto row = tx.exec("select r_index from a2_append_one('old', " + std::to_string(kT0) +
+                     ", 'o1', 't', '{}'::jsonb)")[0];
+  REQUIRE(row[0].as<std::int64_t>() == 1);
+  REQUIRE(listener.wait_until([&](const auto&) {
+    return listener.count("a2_events", "old") == 1 && listener.count("a2_work", "old") == 1;
+  }));
+  for (const auto& n : listener.received) CHECK(n.pid == earlier.backendpid());
+  // Nothing was left for this store's notifier: it has not even connected.
+  CHECK(notifier_pid(f) == 0);
+  f->close();
+}
