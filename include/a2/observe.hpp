@@ -87,8 +87,8 @@ constexpr std::string_view to_string(LogLevel l) {
   return "unknown";
 }
 
-// Something worth a log line: event "reconnect", "script_reload", "slow_operation" or
-// "safety_poll_catch_up" (docs/observe.md#O9).
+// Something worth a log line: event "reconnect", "script_reload", "slow_operation",
+// "safety_poll_catch_up" or "notify_dropped" (docs/observe.md#O9, #O11).
 struct LogRecord {
   LogLevel level;
   std::string_view backend;
