@@ -25,10 +25,11 @@ local COUNTER, META, SPLIT, WORK = KEYS[2], KEYS[3], KEYS[6], KEYS[7]
 --#include entries.lua
 -- Fast path, the common claim: no excluded indexes and every ready event's metadata in one hash.
 -- It runs before the general code below defines its functions and tables, so it pays for none
--- of them, and it issues the commands the general path would for a short run of candidates in
--- one hash (ZRANGE, MGET of mkey, HMGET, XRANGE per run of claimable indexes (entries.lua),
--- HSET). When the ready events span several hashes it hands what it read to the general path.
--- Both stop after the maxEvents-th claim.
+-- of them. It issues the commands the general path issues for fewer than 16 candidates in one
+-- hash (ZRANGE, MGET of mkey, HMGET, XRANGE per run of claimable indexes (entries.lua), HSET);
+-- for more, the general path asks the hash's HLEN first and may skip or replace the HMGET. When
+-- the ready events span several hashes it hands what it read to the general path. Both stop
+-- after the maxEvents-th claim.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
