@@ -32,12 +32,12 @@ local CLAIM_COLUMN_AT = { ce = 1, d = 2, fc = 3, a = 4, e = 5, lf = 6, lfa = 7, 
 -- read whole (HGETALL) instead of by 8 names per candidate. A shorter run is one HMGET.
 local CLAIM_PROBE_RUN = 16
 -- Reads the claim columns of candidates first..last (ascending, all in hash `key`) into
--- rows[k] (absent: no field of k is set).
+-- rows[k] (absent: no field of k is set). Returns false when the hash is empty (no rows).
 local function read_claim_rows(key, fields, first, last, rows)
   local n = last - first + 1
   if n >= CLAIM_PROBE_RUN then
     local size = redis.call('HLEN', key)
-    if size == 0 then return end
+    if size == 0 then return false end
     if size <= 8 * n then
       local wanted = {}
       for k = first, last do wanted[fields[k]] = k end
@@ -60,7 +60,7 @@ local function read_claim_rows(key, fields, first, last, rows)
           end
         end
       end
-      return
+      return true
     end
   end
   local names = {}
@@ -83,6 +83,7 @@ local function read_claim_rows(key, fields, first, last, rows)
       end
     end
   end
+  return true
 end
 -- The last position k in first..n of `fields` (ascending index texts) with index <= bound.
 local function last_at_most(fields, first, n, bound)
@@ -140,30 +141,42 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
       end
       local key = mchunk_key(hash)
       local rows = {}
-      read_claim_rows(key, fields, first, last, rows)
+      local any = read_claim_rows(key, fields, first, last, rows)
       starts[#starts + 1] = count + 1
       keys[#keys + 1] = key
-      for k = first, last do
-        local row = rows[k]
-        local take = true
-        if row then
-          local expires = tonumber(row[1] or '0')
-          local available = tonumber(row[8] or '0')
-          if expires > now then
-            if not retry_at or expires < retry_at then retry_at = expires end
-            take = false
-          elseif available > now then
-            if not retry_at or available < retry_at then retry_at = available end
-            take = false
-          end
+      if not any then
+        -- An empty hash: every candidate of the run is claimable.
+        if limit and count + last - first + 1 >= limit then
+          last = first + limit - count - 1
+          full = true
         end
-        if take then
+        for k = first, last do
           count = count + 1
           picked[count] = fields[k]
-          picked_rows[count] = row
-          if count == limit then
-            full = true
-            break
+        end
+      else
+        for k = first, last do
+          local row = rows[k]
+          local take = true
+          if row then
+            local expires = tonumber(row[1] or '0')
+            local available = tonumber(row[8] or '0')
+            if expires > now then
+              if not retry_at or expires < retry_at then retry_at = expires end
+              take = false
+            elseif available > now then
+              if not retry_at or available < retry_at then retry_at = available end
+              take = false
+            end
+          end
+          if take then
+            count = count + 1
+            picked[count] = fields[k]
+            picked_rows[count] = row
+            if count == limit then
+              full = true
+              break
+            end
           end
         end
       end
