@@ -16,9 +16,8 @@
 #include "a2/memory.hpp"
 #include "support.hpp"
 
-namespace {
+namespace a2::large_claim_test {
 
-using namespace a2;
 using a2::redis_test::open_fixture;
 using a2::redis_test::Raw;
 using a2::redis_test::unique_prefix;
@@ -101,8 +100,6 @@ ClaimRequest request(const std::string& s, const std::string& holder,
           .max_events = max_events};
 }
 
-}  // namespace
-
 TEST_CASE("claims of long ready sets equal the memory store's", "[redis][claim]") {
   Pair p;
   const std::string s = "s";
@@ -162,3 +159,5 @@ TEST_CASE("a long claim whose ready event has no stream entry changes nothing", 
   REQUIRE(r.verdict == ClaimVerdict::claimed);
   CHECK(r.events.size() == 149);
 }
+
+}  // namespace a2::large_claim_test
