@@ -22,12 +22,14 @@
 -- flushed, so nothing changes (the client maps it to STORE_UNAVAILABLE, docs/semantics.md#Q25).
 local COUNTER, META, SPLIT, WORK = KEYS[2], KEYS[3], KEYS[6], KEYS[7]
 --#include json.lua
+--#include entries.lua
 -- Fast path, the common claim: no excluded indexes and every ready event's metadata in one hash.
 -- It runs before the general code below defines its functions and tables, so it pays for none
--- of them, and it issues exactly the commands the general path would, with the same arguments
--- in the same order (ZRANGE, MGET of mkey, HMGET, XRANGE per claimable event, HSET). When the
--- ready events span several hashes it hands what it read to the general path. Both stop after
--- the maxEvents-th claim.
+-- of them. It issues the commands the general path issues for fewer than 16 candidates in one
+-- hash (ZRANGE, MGET of mkey, HMGET, XRANGE per run of claimable indexes (entries.lua), HSET);
+-- for more, the general path asks the hash's HLEN first and may skip or replace the HMGET. When
+-- the ready events span several hashes it hands what it read to the general path. Both stop
+-- after the maxEvents-th claim.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
@@ -79,9 +81,10 @@ if FAST_PATH and ARGV[5] == '0' then
     local values = redis.call('HMGET', key, unpack(names))
     local now, holder, expires_at = ARGV[2], ARGV[1], ARGV[3]
     local now_ms = tonumber(now)
-    local result, writes, claimed, retry_at = { 'claimed', '' }, {}, 0, nil
+    -- The claimable events' positions in fast_ready, ascending.
+    local picked, picked_fields, claimed, retry_at = {}, {}, 0, nil
     for i = 1, count do
-      local field, at = fast_ready[i], (i - 1) * 8
+      local at = (i - 1) * 8
       local expires = tonumber(values[at + 1] or '0')
       local available = tonumber(values[at + 8] or '0')
       if expires > now_ms then
@@ -89,8 +92,19 @@ if FAST_PATH and ARGV[5] == '0' then
       elseif available > now_ms then
         if not retry_at or available < retry_at then retry_at = available end
       else
-        local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
-        if #entries == 0 then return { 'missing', field } end
+        claimed = claimed + 1
+        picked[claimed] = i
+        picked_fields[claimed] = fast_ready[i]
+        if claimed == limit then break end
+      end
+    end
+    local result, writes = { 'claimed', '' }, {}
+    if claimed > 0 then
+      local entries, missing = read_entries(KEYS[1], picked_fields, claimed)
+      if not entries then return { 'missing', missing } end
+      for k = 1, claimed do
+        local i = picked[k]
+        local field, at = fast_ready[i], (i - 1) * 8
         local attempt = decimal(tonumber(values[at + 2] or '0') + 1)
         local first_claimed = values[at + 3] or now
         local w = #writes
@@ -114,10 +128,8 @@ if FAST_PATH and ARGV[5] == '0' then
         result[r + 7] = values[at + 7] or false
         result[r + 8] = holder
         result[r + 9] = expires_at
-        result[r + 10] = entries[1]
+        result[r + 10] = entries[k]
         result[r + 11] = values[at + 8] or false
-        claimed = claimed + 1
-        if claimed == limit then break end
       end
     end
     if claimed > 0 then

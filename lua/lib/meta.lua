@@ -22,16 +22,22 @@ local function use_split(stored, count, cleared)
   split = tonumber(stored or count or '0')
   boundary = tonumber(cleared or '0')
 end
--- The hash holding the metadata of index `field` (a decimal string).
-local function mkey(field)
+-- The metadata chunk of index `idx` (a number): -1 for the base hash META.
+local function mchunk(idx)
   if split == nil then
     local values = redis.call('MGET', SPLIT, COUNTER, CLEAR)
     use_split(values[1], values[2], values[3])
   end
-  local idx = tonumber(field)
-  if idx <= split then return META end
-  return META .. ':' .. decimal(math.floor((idx - 1) / @A2_META_CHUNK_SIZE@))
+  if idx <= split then return -1 end
+  return math.floor((idx - 1) / @A2_META_CHUNK_SIZE@)
 end
+-- The key of metadata chunk `chunk` (mchunk's result).
+local function mchunk_key(chunk)
+  if chunk < 0 then return META end
+  return META .. ':' .. decimal(chunk)
+end
+-- The hash holding the metadata of index `field` (a decimal string).
+local function mkey(field) return mchunk_key(mchunk(tonumber(field))) end
 -- Appends `SPLIT, split` to an MSET argument list when the split was not stored yet.
 local function split_write(args)
   if not split_stored then
