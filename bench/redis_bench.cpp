@@ -759,13 +759,40 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                    (probe_resp ? std::to_string(*probe_resp) : std::string("?")) + " bytes",
                zero_text ? "yes" : "no"});
   if (ceiling_ran) {
-    targets.add({"sequential append 1 >= 80% of redis-benchmark EVALSHA (-c 1)",
-                 percent(ours1, c1.rps), ours1 >= 0.8 * c1.rps ? "yes" : "no"});
-    targets.add({"(no target) layout floor vs the ceiling, -c 1: the most the seed's layout allows",
-                 percent(p1.floor.rps, c1.rps), "-"});
-    targets.add({"(no target) sequential append 1 vs the layout floor (-c 1)",
-                 percent(ours1, p1.floor.rps), "-"});
-    targets.add({"(no target) 16 threads vs redis-benchmark -c 16", percent(ours16, c16.rps), "-"});
+    // The targets are anchored on the layout floor (what the seed's layout allows), not on the
+    // bare ceiling, which no implementation of the layout can reach.
+    targets.add({"sequential append 1 >= 90% of the layout floor (-c 1)",
+                 percent(ours1, p1.floor.rps), ours1 >= 0.9 * p1.floor.rps ? "yes" : "no"});
+    targets.add({"append 1 at 16 threads >= 80% of the layout floor at -c 16",
+                 percent(ours16, p16.floor.rps), ours16 >= 0.8 * p16.floor.rps ? "yes" : "no"});
+    targets.add(
+        {"(no target) layout floor vs the ceiling, -c 1 / -c 16: the most the seed's "
+         "layout allows",
+         percent(p1.floor.rps, c1.rps) + " / " + percent(p16.floor.rps, c16.rps), "-"});
+    targets.add({"(no target) append 1 vs redis-benchmark EVALSHA ceiling, -c 1 / -c 16",
+                 percent(ours1, c1.rps) + " / " + percent(ours16, c16.rps), "-"});
+  }
+  if (suite_ran) {
+    // Absolute: 1.5x the 11.8k cycles/s of the first round's run (machine speed varies).
+    const double cycles16 = blocks["cycle@16"].m.ops_per_s();
+    targets.add({"claim + complete at 16 threads >= 17.7k cycles/s (1.5x 11.8k)",
+                 fmt(cycles16, 0) + " cycles/s", cycles16 >= 17700 ? "yes" : "no"});
+    // The read's floor: the stream entries alone, one XRANGE of the whole 10k-event log, its
+    // reply built by hiredis and not decoded into events (the metadata hashes not read at all).
+    Admin raw(endpoint);
+    a2::bench::LatencyRecorder xrange;
+    for (int i = 0; i < 21; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      (void)raw.command({"XRANGE", prefix + ":read10k:log", "-", "+"});
+      xrange.add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+    }
+    const double read_p50_ms = blocks["read@1"].m.latency.p50_us() / 1000;
+    targets.add({"read() of 10k events <= 15 ms (1 thread, p50)",
+                 fmt(read_p50_ms, 1) + " ms (floor: one XRANGE of the 10k entries, not decoded, " +
+                     fmt(xrange.p50_us() / 1000, 1) + " ms p50 of 21)",
+                 read_p50_ms <= 15 ? "yes" : "no"});
   }
   if (suite_ran) a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
   if (discovery_target) targets.add(*discovery_target);
