@@ -663,7 +663,16 @@ create or replace function a2_claim_available(s text, holder text, now_ms bigint
                                               out r_verdict text,
                                               out r_retry_at bigint, out r_clear_index bigint,
                                               out r_events a2_events[])
-language plpgsql as $$
+language plpgsql
+-- Generic plans, made once per connection. Custom plans (plpgsql's default) were made again on
+-- every call, as they always looked cheaper than the generic one: ~290 µs of planning in a
+-- ~450 µs claim. A generic plan is made from the statistics of its first call (often a near
+-- empty table) and kept: without seqscan and bitmapscan every statement reaches the session's
+-- rows by an index scan and the chosen rows by their ctids (a TID scan) whatever the
+-- statistics said; a bitmap scan would also not mark the index entries of dead rows, which the
+-- next call would visit again.
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+as $$
 declare
   ci bigint;
   retry bigint;
@@ -700,9 +709,11 @@ begin
       claim_holder = holder,
       claim_expires_at = expires
     where claimed.ctid = any(array(select row_id from eligible))
-    returning claimed as row_value
+    returning claimed.idx as row_idx, claimed as row_value
   )
-  select (select array_agg(updated.row_value order by (updated.row_value).idx) from updated),
+  -- Sorted by the returned idx, not by (row_value).idx, which takes the row apart for every
+  -- comparison (a third of a 5,000-event claim).
+  select (select array_agg(updated.row_value order by updated.row_idx) from updated),
          (select clear_index from boundary)
     into r_events, ci;
   if r_events is not null then
