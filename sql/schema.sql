@@ -364,7 +364,11 @@ create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_m
                                            new_cause_attempts bigint[], new_lanes text[],
                                            new_settled boolean[], new_available_at bigint[],
                                            parent_cause jsonb)
-returns a2_events[] language plpgsql as $$
+returns a2_events[] language plpgsql
+-- Generic plans, index and TID scans only, as in a2_claim_available (the one-event insert was
+-- planned again on every call).
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+as $$
 declare
   inserted_rows a2_events[];
   one_row a2_events;
