@@ -216,6 +216,31 @@ TEST_CASE("open of a new schema records version 2 only and is idempotent",
             "and attnum > 0 and not attisdropped order by attnum desc limit 1") == "available_at");
 }
 
+// docs/postgres-layout.md#fillfactor: open() gives a2_events room for HOT claims (fillfactor 45)
+// when the table has no fillfactor, keeps an operator's own, and the original columns still
+// take the original package's plain statements.
+TEST_CASE("open sets a2_events' fillfactor unless one is set", "[postgres][migration]") {
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  const std::string fresh = next_schema();
+  auto store = open_at(fresh, clock);
+  const std::string reloptions =
+      "select array_to_string(reloptions, ',') from pg_class where oid = 'a2_events'::regclass";
+  CHECK(sql(fresh, reloptions) == "fillfactor=45");
+  // A claim of rows written by a plain insert (as the original package writes them).
+  (void)sql(fresh,
+            "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at) "
+            "select 'p', g, 'p-' || g, 't', 'null', 1 from generate_series(1, 50) g "
+            "returning idx");
+  auto claim = store->claim_available({.session_id = "p", .holder = "w", .ttl_ms = 1000});
+  CHECK(claim.events.size() == 50);
+
+  const std::string migrated = version_1_data();
+  (void)sql(migrated, "alter table a2_events set (fillfactor = 70)");
+  (void)open_at(migrated, clock);
+  CHECK(versions(migrated) == "1,2");
+  CHECK(sql(migrated, reloptions) == "fillfactor=70");
+}
+
 TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres][migration]") {
   const std::string schema = next_schema();
   auto clock = std::make_shared<a2::ManualClock>(kT0);
