@@ -31,6 +31,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -774,10 +775,10 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     }
   }
   if (ceiling_ran) {
-    targets.add({"sequential append 1 >= 70% of pgbench -c 1 TPS", percent(ours1, c1_tps),
-                 ours1 >= 0.7 * c1_tps ? "yes" : "no"});
-    targets.add({"16 threads on 16 sessions >= 70% of pgbench -c 16 TPS", percent(ours16, c16_tps),
-                 ours16 >= 0.7 * c16_tps ? "yes" : "no"});
+    // The first round's targets against the bare INSERT are replaced by the floor without
+    // NOTIFY below (what the protocol allows); kept for comparison.
+    targets.add({"(no target) append 1 vs pgbench's single-row INSERT, -c 1 / -c 16",
+                 percent(ours1, c1_tps) + " / " + percent(ours16, c16_tps), "-"});
     targets.add(
         {"(no target) protocol floor vs the ceiling, -c 1 / -c 16: the most the "
          "protocol allows",
@@ -802,6 +803,35 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                      fmt(b16.per_op("exec_ms"), 3) + " at 16 threads, " +
                      fmt(b1.per_op("exec_ms"), 3) + " at 1)",
                  sixteen >= 2 * one ? "yes" : "no"});
+  }
+  if (ran_operations) {
+    // The read's floor: the same statement (sql/read.sql, prepared by the store) run by libpq
+    // through a plain exec whose text rows are not decoded into events.
+    a2::bench::LatencyRecorder raw;
+    {
+      pqxx::connection c(connection);
+      std::ifstream file(std::string(A2_BENCH_SQL_DIR) + "/read.sql");
+      std::stringstream text;
+      text << file.rdbuf();
+      pqxx::nontransaction(c).exec("set search_path to " + c.quote_name(schema));
+      c.prepare("floor_read", text.str());
+      for (int i = 0; i < 21; ++i) {
+        pqxx::nontransaction tx(c);
+        const auto start = std::chrono::steady_clock::now();
+        auto rows = tx.exec_prepared("floor_read", "read10k", 0, std::int64_t{9007199254740991});
+        raw.add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count());
+        if (rows.size() != 10000) throw std::runtime_error("the read floor found no 10k rows");
+      }
+    }
+    auto& read1 = blocks["read@1"];
+    const double p50_ms = read1.m.latency.p50_us() / 1000;
+    targets.add({"read() of 10k events <= 15 ms (1 thread, p50)",
+                 fmt(p50_ms, 1) + " ms (server " + fmt(read1.per_op("exec_ms"), 1) +
+                     " ms/op; floor: the same statement by libpq, rows not decoded, " +
+                     fmt(raw.p50_us() / 1000, 1) + " ms p50 of 21)",
+                 p50_ms <= 15 ? "yes" : "no"});
   }
   if (sections.has("wake"))
     targets.add({"feed wake latency p99 <= 10 ms at 16 writer threads",
