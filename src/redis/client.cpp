@@ -250,19 +250,20 @@ void Connection::fail(std::string_view op, bool sent, std::string why) {
 // ── Resp ───────────────────────────────────────────────────────────────────────────────────
 
 void Resp::header(char kind, std::size_t n) {
-  char digits[24];
-  auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out_ += kind;
-  out_.append(digits, end);
-  out_ += "\r\n";
+  char line[24];
+  line[0] = kind;
+  char* end = std::to_chars(line + 1, line + sizeof line - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out_.append(line, static_cast<std::size_t>(end - line));
 }
 
 void Resp::command(std::size_t argc) { header('*', argc); }
 
 void Resp::arg(std::string_view a) {
   header('$', a.size());
-  out_.append(a);
-  out_ += "\r\n";
+  out_.append(a.data(), a.size());
+  out_.append("\r\n", 2);
 }
 
 void Resp::arg(std::int64_t v) {
