@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The Redis transport of the backend: url parsing, owned replies, one hiredis connection, and a
-// connection type of the shared pool. This is the one place where hiredis errors become a2::Error
-// (Unavailable).
+// The Redis transport of the backend: url parsing, owned replies, requests encoded in RESP, one
+// connection (hiredis connects and parses; requests are written and replies read here), and a
+// connection type of the shared pool. This is the one place where transport errors become
+// a2::Error (Unavailable).
 
 #include <chrono>
 #include <cstdint>
