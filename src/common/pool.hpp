@@ -81,12 +81,14 @@ class Pool {
       while (!idle_.empty()) {
         auto c = std::move(idle_.back());
         idle_.pop_back();
-        if (c->idle_alive()) return Lease(this, std::move(c));
-        --open_;  // Closed by the server while idle: drop it (outside the lock) and look on.
-        lost_ = true;
+        // The check (a system call) runs outside the lock: other threads take and give back
+        // connections meanwhile. The connection is lent (counted in open_) while checked.
         lock.unlock();
-        c.reset();
+        if (c->idle_alive()) return Lease(this, std::move(c));
+        c.reset();  // Closed by the server while idle: drop it and look on.
         lock.lock();
+        --open_;
+        lost_ = true;
         if (closed_) throw Unavailable(context(op) + "the store is closed");
       }
       if (open_ < size_) {

@@ -3,10 +3,13 @@
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -209,6 +212,7 @@ Connection::Connection(const Endpoint& endpoint, std::chrono::milliseconds conne
     context_ = nullptr;
     throw Unavailable("a2 redis connect to " + where + ": cannot set the command timeout");
   }
+  socket_timeout_ = command_timeout;
   auto check = [&](const Reply& r, const char* what) {
     if (r.is_error())
       throw Unavailable("a2 redis connect to " + where + ": " + what + ": " + r.str);
@@ -233,36 +237,107 @@ Connection::~Connection() {
   if (context_) redisFree(context_);
 }
 
-void Connection::fail(std::string_view op, bool sent) {
+void Connection::fail(std::string_view op, bool sent, std::string why) {
   broken_ = true;
-  std::string why = context_ ? std::string(context_->errstr) : std::string("not connected");
-  if (timed_out_ ||
-      (context_ && context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)))
-    why = "timed out";
+  if (why.empty()) why = context_ ? std::string(context_->errstr) : std::string("not connected");
+  if (timed_out_) why = "timed out";
   if (why.empty()) why = "connection failed";
   std::string message = "a2 redis " + std::string(op) + ": " + why;
   if (sent) message += " (outcome unknown: the command was sent before the connection failed)";
   throw Unavailable(message, sent);
 }
 
-void Connection::append(const Argv& argv) {
-  std::vector<const char*> ptrs;
-  std::vector<std::size_t> lens;
-  ptrs.reserve(argv.size());
-  lens.reserve(argv.size());
-  for (const auto& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
+// ── Resp ───────────────────────────────────────────────────────────────────────────────────
+
+void Resp::header(char kind, std::size_t n) {
+  char line[24];
+  line[0] = kind;
+  char* end = std::to_chars(line + 1, line + sizeof line - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out_.append(line, static_cast<std::size_t>(end - line));
+}
+
+void Resp::command(std::size_t argc) { header('*', argc); }
+
+void Resp::arg(std::string_view a) {
+  header('$', a.size());
+  out_.append(a.data(), a.size());
+  out_.append("\r\n", 2);
+}
+
+void Resp::arg(std::int64_t v) {
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  arg(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+}
+
+// ── Requests ───────────────────────────────────────────────────────────────────────────────
+
+namespace {
+
+// Bytes read per system call; a request buffer that grew beyond kKeepOut is released after use.
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kKeepOut = 256 * 1024;
+
+void put(Resp& r, const Argv& argv) {
+  r.command(argv.size());
+  for (const auto& a : argv) r.arg(a);
+}
+
+}  // namespace
+
+void Connection::start(std::string_view op) {
+  if (broken_ || !context_) fail(op, false);
+  out_.clear();
+}
+
+void Connection::set_socket_timeout(std::string_view op, bool sent,
+                                    std::chrono::microseconds timeout) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000000);
+  tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000000);
+  if (::setsockopt(context_->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+      ::setsockopt(context_->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+    fail(op, sent, std::string("cannot set the socket timeout: ") + std::strerror(errno));
+  socket_timeout_ = timeout;
+}
+
+void Connection::bound_wait(std::string_view op, bool sent) {
+  if (!deadline_) return;
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+      *deadline_ - std::chrono::steady_clock::now());
+  if (left.count() <= 0) {
+    timed_out_ = true;
+    fail(op, sent);
   }
-  if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
-      REDIS_OK)
-    fail("append", false);
+  // A socket call blocks at most socket_timeout_: within the time left, it ends by the deadline.
+  // Lowered to three quarters of the time left, the timeout stays valid for the next calls of a
+  // store (each has its whole command_timeout) without being set again; a wait it ends early
+  // comes back here with the time still left.
+  if (socket_timeout_ <= left && socket_timeout_ * 2 >= left) return;
+  set_socket_timeout(op, sent, std::max(left * 3 / 4, std::chrono::microseconds(1)));
 }
 
 void Connection::flush(std::string_view op) {
-  int done = 0;
-  while (!done)
-    if (redisBufferWrite(context_, &done) != REDIS_OK) fail(op, false);
+  std::size_t done = 0;
+  while (done < out_.size()) {
+    bound_wait(op, false);
+    const ssize_t n = ::send(context_->fd, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
+    if (n >= 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // The socket timeout passed: the deadline's check above decides. Without a deadline (a
+      // connection's own AUTH/SELECT) the socket timeout is the limit.
+      if (!deadline_) {
+        timed_out_ = true;
+        fail(op, false);
+      }
+    } else if (errno != EINTR) {
+      fail(op, false, std::strerror(errno));
+    }
+  }
+  if (out_.capacity() > kKeepOut) out_ = std::string();
 }
 
 void Connection::send_request(std::string_view op) {
@@ -271,9 +346,27 @@ void Connection::send_request(std::string_view op) {
 }
 
 Reply Connection::read_one(std::string_view op) {
-  void* raw = nullptr;
-  if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) fail(op, true);
-  return adopt(raw);
+  for (;;) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(context_, &raw) != REDIS_OK) fail(op, true);
+    if (raw) return adopt(raw);
+    bound_wait(op, true);
+    if (!in_) in_ = std::make_unique<char[]>(kReadChunk);
+    const ssize_t n = ::recv(context_->fd, in_.get(), kReadChunk, 0);
+    if (n > 0) {
+      if (redisReaderFeed(context_->reader, in_.get(), static_cast<std::size_t>(n)) != REDIS_OK)
+        fail(op, true, "out of memory");
+    } else if (n == 0) {
+      fail(op, true, "the server closed the connection");
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (!deadline_) {  // As in flush().
+        timed_out_ = true;
+        fail(op, true);
+      }
+    } else if (errno != EINTR) {
+      fail(op, true, std::strerror(errno));
+    }
+  }
 }
 
 bool Connection::idle_alive() {
@@ -287,39 +380,20 @@ bool Connection::idle_alive() {
   return !broken_;
 }
 
-void Connection::apply_deadline(std::string_view op) {
-  if (!deadline_) return;
-  auto left =
-      std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - std::chrono::steady_clock::now());
-  if (left.count() <= 0) {
-    timed_out_ = true;
-    fail(op, false);
-  }
-  if (redisSetTimeout(context_, to_timeval(left)) != REDIS_OK) fail(op, false);
-}
-
 Reply Connection::command(std::string_view op, const Argv& argv) {
-  if (broken_ || !context_) fail(op, false);
-  apply_deadline(op);
-  append(argv);
-  send_request(op);
-  return read_one(op);
+  return command_with(op, [&](Resp& r) { put(r, argv); });
 }
 
 std::vector<Reply> Connection::pipeline(std::string_view op, const std::vector<Argv>& commands) {
-  if (broken_ || !context_) fail(op, false);
-  apply_deadline(op);
-  for (const auto& c : commands) append(c);
-  send_request(op);
-  std::vector<Reply> out;
-  out.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(read_one(op));
-  return out;
+  return pipeline_with(op, commands.size(), [&](Resp& r) {
+    for (const auto& c : commands) put(r, c);
+  });
 }
 
 void Connection::send(std::string_view op, const Argv& argv) {
-  if (broken_ || !context_) fail(op, false);
-  append(argv);
+  start(op);
+  Resp resp(out_);
+  put(resp, argv);
   flush(op);
 }
 

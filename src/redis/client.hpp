@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The Redis transport of the backend: url parsing, owned replies, one hiredis connection, and a
-// connection type of the shared pool. This is the one place where hiredis errors become a2::Error
-// (Unavailable).
+// The Redis transport of the backend: url parsing, owned replies, requests encoded in RESP, one
+// connection (hiredis connects and parses; requests are written and replies read here), and a
+// connection type of the shared pool. This is the one place where transport errors become
+// a2::Error (Unavailable).
 
 #include <chrono>
 #include <cstdint>
@@ -54,8 +55,23 @@ struct Reply {
 
 using Argv = std::vector<std::string>;
 
-// One blocking hiredis connection. Not thread-safe: used by one thread at a time (the pool hands
-// it out). Any transport failure marks it broken; a broken connection is never reused.
+// Writes commands in RESP (the Redis protocol) straight into a request buffer, no argument
+// copies in between: command(argc), then argc arg()s.
+class Resp {
+ public:
+  explicit Resp(std::string& out) : out_(out) {}
+  void command(std::size_t argc);
+  void arg(std::string_view a);
+  void arg(std::int64_t v);
+
+ private:
+  void header(char kind, std::size_t n);
+  std::string& out_;
+};
+
+// One blocking connection: hiredis connects and parses replies; requests are encoded and written
+// here. Not thread-safe: used by one thread at a time (the pool hands it out). Any transport
+// failure marks it broken; a broken connection is never reused.
 class Connection {
  public:
   Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
@@ -68,8 +84,29 @@ class Connection {
   // Throws Unavailable("a2 redis <op>: ...") on a transport failure; outcome_unknown is set when
   // the whole command had been written before the failure.
   Reply command(std::string_view op, const Argv& argv);
+  // The same for a command that `encode(Resp&)` writes in place.
+  template <class Encode>
+  Reply command_with(std::string_view op, Encode&& encode) {
+    start(op);
+    Resp resp(out_);
+    encode(resp);
+    send_request(op);
+    return read_one(op);
+  }
   // Sends every command in one write, then reads every reply: one round trip.
   std::vector<Reply> pipeline(std::string_view op, const std::vector<Argv>& commands);
+  // The same for `count` commands that `encode(Resp&)` writes in place.
+  template <class Encode>
+  std::vector<Reply> pipeline_with(std::string_view op, std::size_t count, Encode&& encode) {
+    start(op);
+    Resp resp(out_);
+    encode(resp);
+    send_request(op);
+    std::vector<Reply> out;
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) out.push_back(read_one(op));
+    return out;
+  }
 
   // Pub/sub side: queue a command without waiting for a reply (the subscription's
   // confirmation arrives as a message).
@@ -77,8 +114,8 @@ class Connection {
   // Waits up to `timeout` for one reply or pushed message. nullopt on timeout.
   std::optional<Reply> receive(std::string_view op, std::chrono::milliseconds timeout);
 
-  // Every later command must finish by `deadline` (the call's): the socket timeout is set to
-  // the time left before each command, and a command started past it fails unsent.
+  // Every later command must finish by `deadline` (the call's): each blocking socket call is
+  // bounded by the time left, and a command started past it fails unsent.
   void set_deadline(a2::detail::SteadyTime deadline) { deadline_ = deadline; }
 
   bool broken() const { return broken_; }
@@ -87,20 +124,28 @@ class Connection {
   bool idle_alive();
 
  private:
-  // Sets the socket timeout to the time left before the deadline; fails (unsent) past it.
-  void apply_deadline(std::string_view op);
-  void append(const Argv& argv);
-  // Writes the output buffer completely; returns false (and marks broken) on failure.
+  // A new request: fails (unsent) on a broken connection; empties the output buffer.
+  void start(std::string_view op);
+  // Before a blocking socket call: fails past the deadline; else makes sure the socket's
+  // timeout ends the call by the deadline (changed only when it would not, or when it is far
+  // shorter than the time left: no system call per command).
+  void bound_wait(std::string_view op, bool sent);
+  void set_socket_timeout(std::string_view op, bool sent, std::chrono::microseconds timeout);
+  // Writes the output buffer completely; fails (unsent) otherwise.
   void flush(std::string_view op);
   // flush() of a request whose answer the caller then reads: one round trip, counted.
   void send_request(std::string_view op);
-  [[noreturn]] void fail(std::string_view op, bool sent);
+  // `why` empty: hiredis's error text.
+  [[noreturn]] void fail(std::string_view op, bool sent, std::string why = {});
   Reply read_one(std::string_view op);
 
   redisContext* context_ = nullptr;
   bool broken_ = false;
   bool timed_out_ = false;  // The deadline passed: fail() says so.
   std::optional<a2::detail::SteadyTime> deadline_;
+  std::chrono::microseconds socket_timeout_{0};  // SO_RCVTIMEO = SO_SNDTIMEO now.
+  std::string out_;                              // The request being built and sent.
+  std::unique_ptr<char[]> in_;                   // Read buffer (kReadChunk), made on first use.
 };
 
 // The pool of a store's connections (src/common/pool.hpp).

@@ -133,6 +133,35 @@ TEST_CASE("with the server stopped every call fails within its timeout, pool wai
   sequential_calls_succeed(*store, 10);
 }
 
+TEST_CASE("a reply that comes late but before the deadline is received",
+          "[redis][pool][deadline]") {
+  // The socket timeout is kept across calls (three quarters of a call's time left, so it is not
+  // set on every command): a wait it ends before the deadline goes on waiting.
+  a2::test::RedisServer server;
+  auto options = options_on(server, 1);
+  options.command_timeout = 2000ms;
+  auto store = a2::redis::open(options);
+  (void)store->append("s", {ev()});  // The connection is warm and its socket timeout set.
+  server.pause();
+  std::thread resume([&] {
+    std::this_thread::sleep_for(1700ms);  // Past three quarters of the timeout.
+    server.resume();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<AppendResult> result;
+  try {
+    result = store->append("s", {ev()});
+  } catch (const Unavailable& e) {
+    INFO(e.what());
+    FAIL_CHECK("the late reply was not received");
+  }
+  resume.join();
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(result);
+  CHECK(result->events.at(0).index == 2);
+  CHECK(took >= 1600ms);
+}
+
 TEST_CASE("a pool exhausted past pool_acquire_timeout fails the waiting call with nothing sent",
           "[redis][pool][deadline]") {
   a2::test::RedisServer server;

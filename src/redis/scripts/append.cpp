@@ -11,9 +11,14 @@ namespace a2::redis::detail::scripts {
 
 Call Append::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.log(session),     k.count(session), k.meta(session),
-            k.pending(session), k.ready(session), k.meta_split(session)};
-  c.keys.reserve(c.keys.size() + events.size());
+  // Built in place (an initializer list would copy every key once more).
+  c.keys.reserve(7 + events.size());
+  c.keys.push_back(k.log(session));
+  c.keys.push_back(k.count(session));
+  c.keys.push_back(k.meta(session));
+  c.keys.push_back(k.pending(session));
+  c.keys.push_back(k.ready(session));
+  c.keys.push_back(k.meta_split(session));
   c.argv.reserve(5 + events.size() * 7);
   c.argv.emplace_back(session);
   c.argv.push_back(decimal(now));

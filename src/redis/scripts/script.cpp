@@ -2,6 +2,7 @@
 #include "redis/scripts/script.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "a2/observe.hpp"
 #include "redis/errors.hpp"
@@ -10,15 +11,14 @@ namespace a2::redis::detail::scripts {
 
 namespace {
 
-Argv evalsha(const a2::detail::EmbeddedText& script, const Call& call) {
-  Argv argv;
-  argv.reserve(3 + call.keys.size() + call.argv.size());
-  argv.emplace_back("EVALSHA");
-  argv.emplace_back(script.sha1);
-  argv.push_back(std::to_string(call.keys.size()));
-  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
-  argv.insert(argv.end(), call.argv.begin(), call.argv.end());
-  return argv;
+// EVALSHA sha numkeys key... arg..., encoded in place.
+void put_evalsha(Resp& r, const a2::detail::EmbeddedText& script, const Call& call) {
+  r.command(3 + call.keys.size() + call.argv.size());
+  r.arg("EVALSHA");
+  r.arg(script.sha1);
+  r.arg(static_cast<std::int64_t>(call.keys.size()));
+  for (const auto& k : call.keys) r.arg(k);
+  for (const auto& a : call.argv) r.arg(a);
 }
 
 bool noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
@@ -40,11 +40,11 @@ void load(Connection& c, std::string_view op, const a2::detail::EmbeddedText& sc
 
 Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
                  const Call& call) {
-  const Argv argv = evalsha(script, call);
-  Reply reply = c.command(op, argv);
+  const auto encode = [&](Resp& r) { put_evalsha(r, script, call); };
+  Reply reply = c.command_with(op, encode);
   if (noscript(reply)) {
     load(c, op, script);
-    reply = c.command(op, argv);
+    reply = c.command_with(op, encode);
   }
   if (reply.is_error()) fail(op, "script " + std::string(script.name) + " failed: " + reply.str);
   return reply;
@@ -53,13 +53,13 @@ Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedT
 std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
                                        const a2::detail::EmbeddedText& script,
                                        const std::vector<Call>& calls) {
-  std::vector<Argv> commands;
-  commands.reserve(calls.size());
-  for (const auto& call : calls) commands.push_back(evalsha(script, call));
-  auto replies = c.pipeline(op, commands);
+  const auto encode = [&](Resp& r) {
+    for (const auto& call : calls) put_evalsha(r, script, call);
+  };
+  auto replies = c.pipeline_with(op, calls.size(), encode);
   if (std::any_of(replies.begin(), replies.end(), noscript)) {
     load(c, op, script);
-    replies = c.pipeline(op, commands);
+    replies = c.pipeline_with(op, calls.size(), encode);
   }
   for (const auto& r : replies)
     if (r.is_error()) fail(op, "script " + std::string(script.name) + " failed: " + r.str);
