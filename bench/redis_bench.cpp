@@ -777,21 +777,20 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     const double cycles16 = blocks["cycle@16"].m.ops_per_s();
     targets.add({"claim + complete at 16 threads >= 17.7k cycles/s (1.5x 11.8k)",
                  fmt(cycles16, 0) + " cycles/s", cycles16 >= 17700 ? "yes" : "no"});
-    // The read's floor: the stream entries alone, one XRANGE of the whole 10k-event log, its
-    // reply built by hiredis and not decoded into events (the metadata hashes not read at all).
-    Admin raw(endpoint);
-    a2::bench::LatencyRecorder xrange;
-    for (int i = 0; i < 21; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      (void)raw.command({"XRANGE", prefix + ":read10k:log", "-", "+"});
-      xrange.add(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::steady_clock::now() - start)
-                     .count());
-    }
+    // The part of a read no client can avoid: the server's time in the read's commands
+    // (`usec` of every command in INFO commandstats) over 21 reads.
+    constexpr int kReads = 21;
+    const auto d = meter.around([&] {
+      for (int i = 0; i < kReads; ++i) (void)store->read("read10k");
+    });
+    double server_usec = 0;
+    for (const auto& [key, value] : d)
+      if (key.rfind("usec:", 0) == 0) server_usec += value;
     const double read_p50_ms = blocks["read@1"].m.latency.p50_us() / 1000;
     targets.add({"read() of 10k events <= 15 ms (1 thread, p50)",
-                 fmt(read_p50_ms, 1) + " ms (floor: one XRANGE of the 10k entries, not decoded, " +
-                     fmt(xrange.p50_us() / 1000, 1) + " ms p50 of 21)",
+                 fmt(read_p50_ms, 1) + " ms (the server's time in its commands: " +
+                     fmt(server_usec / kReads / 1000, 1) + " ms per read, INFO commandstats over " +
+                     std::to_string(kReads) + " reads)",
                  read_p50_ms <= 15 ? "yes" : "no"});
   }
   if (suite_ran) a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
