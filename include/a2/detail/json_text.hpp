@@ -281,12 +281,151 @@ inline std::size_t json_text_depth(std::string_view text, std::size_t stop) {
 // an array of row objects, a Redis checkpoint record, a wake-up message's event array.
 inline constexpr std::size_t kEnvelopeLevels = 4;
 
+// The common case of parse_stored_json, without nlohmann's lexer: text made of objects, arrays,
+// strings of printable ASCII without escapes, integers of at most 18 digits (no fraction or
+// exponent), true, false and null, at most kSimpleJsonDepth levels, no repeated key. It builds
+// the value nlohmann would (a non-negative integer is number_unsigned, a negative one
+// number_integer). Anything else, valid or not, returns false and leaves `out` unspecified: the
+// caller parses the text with nlohmann, which gives the same value or its parse_error.
+inline constexpr std::size_t kSimpleJsonDepth = 64;
+static_assert(kSimpleJsonDepth <= kMaxJsonDepth);
+
+class SimpleJsonParser {
+ public:
+  explicit SimpleJsonParser(std::string_view text) : at_(text.data()), end_(at_ + text.size()) {}
+
+  bool parse(Json& out) {
+    if (!value(out, 0)) return false;
+    space();
+    return at_ == end_;
+  }
+
+ private:
+  void space() {
+    while (at_ != end_ && (*at_ == ' ' || *at_ == '\n' || *at_ == '\r' || *at_ == '\t')) ++at_;
+  }
+  bool literal(std::string_view word) {
+    if (static_cast<std::size_t>(end_ - at_) < word.size() ||
+        std::string_view(at_, word.size()) != word)
+      return false;
+    at_ += word.size();
+    return true;
+  }
+  // After the opening quote; on success past the closing one.
+  bool string(std::string_view& out) {
+    const char* from = at_;
+    while (at_ != end_ && *at_ != '"') {
+      const auto c = static_cast<unsigned char>(*at_);
+      if (c < 0x20 || c > 0x7e || c == '\\') return false;
+      ++at_;
+    }
+    if (at_ == end_) return false;
+    out = std::string_view(from, static_cast<std::size_t>(at_ - from));
+    ++at_;
+    return true;
+  }
+  bool number(Json& out) {
+    const bool negative = *at_ == '-';
+    if (negative) ++at_;
+    const char* from = at_;
+    std::uint64_t v = 0;
+    while (at_ != end_ && *at_ >= '0' && *at_ <= '9')
+      v = v * 10 + static_cast<unsigned>(*at_++ - '0');
+    const auto digits = at_ - from;
+    if (digits == 0 || digits > 18 || (*from == '0' && digits > 1)) return false;
+    if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return false;
+    if (negative)
+      out = Json(-static_cast<std::int64_t>(v));
+    else
+      out = Json(v);
+    return true;
+  }
+  bool value(Json& out, std::size_t depth) {
+    space();
+    if (at_ == end_) return false;
+    switch (*at_) {
+      case '{': {
+        if (depth == kSimpleJsonDepth) return false;
+        ++at_;
+        out = Json::object();
+        auto& members = out.get_ref<Json::object_t&>();
+        space();
+        if (at_ != end_ && *at_ == '}') {
+          ++at_;
+          return true;
+        }
+        while (true) {
+          space();
+          std::string_view key;
+          if (at_ == end_ || *at_++ != '"' || !string(key)) return false;
+          space();
+          if (at_ == end_ || *at_++ != ':') return false;
+          Json member;
+          if (!value(member, depth + 1)) return false;
+          if (!members.emplace(std::string(key), std::move(member)).second) return false;
+          space();
+          if (at_ == end_) return false;
+          const char c = *at_++;
+          if (c == '}') return true;
+          if (c != ',') return false;
+        }
+      }
+      case '[': {
+        if (depth == kSimpleJsonDepth) return false;
+        ++at_;
+        out = Json::array();
+        auto& items = out.get_ref<Json::array_t&>();
+        space();
+        if (at_ != end_ && *at_ == ']') {
+          ++at_;
+          return true;
+        }
+        while (true) {
+          items.emplace_back();
+          if (!value(items.back(), depth + 1)) return false;
+          space();
+          if (at_ == end_) return false;
+          const char c = *at_++;
+          if (c == ']') return true;
+          if (c != ',') return false;
+        }
+      }
+      case '"': {
+        ++at_;
+        std::string_view s;
+        if (!string(s)) return false;
+        out = Json(std::string(s));
+        return true;
+      }
+      case 't':
+        out = Json(true);
+        return literal("true");
+      case 'f':
+        out = Json(false);
+        return literal("false");
+      case 'n':
+        out = Json();
+        return literal("null");
+      default:
+        if (*at_ == '-' || (*at_ >= '0' && *at_ <= '9')) return number(out);
+        return false;
+    }
+  }
+
+  const char* at_;
+  const char* end_;
+};
+
 // Parses JSON text read from a store: a stored value itself, or a record or reply that wraps
 // stored values in at most `envelope_levels` levels. Throws Json::parse_error when it is not JSON.
 inline Json parse_stored_json(std::string_view text, std::size_t envelope_levels = 0) {
   // Deeper than a2 ever writes (another writer has no limit): kept as a string holding the text,
   // so that no recursive walk of the value (copy, compare, dump) can overflow the stack. A value
   // a2 accepted (kMaxJsonDepth levels) always parses, inside its envelope too.
+  {
+    Json simple;
+    if (SimpleJsonParser(text).parse(simple)) return simple;
+  }
   const std::size_t limit = kMaxJsonDepth + envelope_levels;
   if (json_text_depth(text, limit + 1) > limit) return Json(std::string(text));
   // Cheap test first: a surrogate escape is "\u" followed by d/D and 8-f.
