@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 
 #include "a2/detail/json_text.hpp"
 #include "redis/errors.hpp"
@@ -107,25 +109,31 @@ std::int64_t entry_index(std::string_view op, const std::string& entry_id) {
 
 namespace {
 
+// The fields of a stream entry, pointing into the reply: const when the reply is only read,
+// mutable when the caller gives the reply up (its strings are then moved, not copied).
+template <class Str>
 struct EntryFields {
   std::int64_t index = 0;
-  const std::string* id = nullptr;
-  const std::string* type = nullptr;
-  const std::string* payload = nullptr;
-  const std::string* created_at = nullptr;
-  const std::string* cause = nullptr;
-  const std::string* lane = nullptr;
+  Str* id = nullptr;
+  Str* type = nullptr;
+  Str* payload = nullptr;
+  Str* created_at = nullptr;
+  Str* cause = nullptr;
+  Str* lane = nullptr;
 };
 
-EntryFields fields_of(std::string_view op, const Reply& entry) {
-  if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_array())
+template <class R>  // Reply or const Reply.
+auto fields_of(std::string_view op, R& entry) {
+  using Str = std::conditional_t<std::is_const_v<R>, const std::string, std::string>;
+  if (!entry.is_array() || entry.size() != 2 || !entry.elements[0].is_string() ||
+      !entry.elements[1].is_array())
     unexpected(op, "bad stream entry");
-  EntryFields f;
-  f.index = entry_index(op, entry[0].str);
-  const auto& values = entry[1].elements;
+  EntryFields<Str> f;
+  f.index = entry_index(op, entry.elements[0].str);
+  auto& values = entry.elements[1].elements;
   for (std::size_t i = 0; i + 1 < values.size(); i += 2) {
     const std::string& name = values[i].str;
-    const std::string* value = &values[i + 1].str;
+    Str* value = &values[i + 1].str;
     if (name == "id")
       f.id = value;
     else if (name == "type")
@@ -140,29 +148,43 @@ EntryFields fields_of(std::string_view op, const Reply& entry) {
       f.lane = value;
   }
   if (!f.id || !f.type || !f.payload || !f.created_at)
-    unexpected(op, "stream entry " + entry[0].str + " lacks a field");
+    unexpected(op, "stream entry " + entry.elements[0].str + " lacks a field");
   return f;
 }
 
-std::int64_t created_at(std::string_view op, const EntryFields& f) {
+// Moves a string out of a reply the caller gave up; copies one it only reads.
+void take(std::string& to, std::string& from) { to = std::move(from); }
+void take(std::string& to, const std::string& from) { to = from; }
+
+template <class Str>
+std::int64_t created_at(std::string_view op, const EntryFields<Str>& f) {
   auto created = parse_number(*f.created_at);
   if (!created)
     unexpected(op, "the created_at of event " + std::to_string(f.index) + " is invalid");
   return *created;
 }
 
-void fill_event(std::string_view op, const std::string& session_id, const EntryFields& f,
+template <class Str>
+void fill_event(std::string_view op, const std::string& session_id, const EntryFields<Str>& f,
                 Event& e) {
   e.session_id = session_id;
   e.index = f.index;
-  e.id = *f.id;
-  e.type = *f.type;
   try {
-    e.payload = a2::detail::parse_stored_json(*f.payload);
+    e.payload = a2::detail::parse_stored_json(*f.payload);  // Straight from the reply's bytes.
   } catch (const Json::exception&) {
     unexpected(op, "the payload of event " + std::to_string(f.index) + " is not JSON");
   }
   e.created_at = created_at(op, f);
+  take(e.id, *f.id);
+  take(e.type, *f.type);
+}
+
+template <class R>
+void fill_stored(std::string_view op, const std::string& session_id, R& entry, StoredEvent& e) {
+  auto f = fields_of(op, entry);
+  fill_event(op, session_id, f, e);
+  if (f.cause) e.cause = parse_cause(op, *f.cause);
+  if (f.lane && !f.lane->empty()) take(e.lane.emplace(), *f.lane);
 }
 
 }  // namespace
@@ -173,26 +195,34 @@ Event to_event(std::string_view op, const std::string& session_id, const Reply& 
   return e;
 }
 
-StoredEvent to_stored_event(std::string_view op, const std::string& session_id,
-                            const Reply& entry) {
-  StoredEvent e;
-  auto f = fields_of(op, entry);
-  fill_event(op, session_id, f, e);
-  if (f.cause) e.cause = parse_cause(op, *f.cause);
-  if (f.lane && !f.lane->empty()) e.lane = *f.lane;
+Event to_event(std::string_view op, const std::string& session_id, Reply&& entry) {
+  Event e;
+  fill_event(op, session_id, fields_of(op, entry), e);
   return e;
 }
 
+StoredEvent to_stored_event(std::string_view op, const std::string& session_id,
+                            const Reply& entry) {
+  StoredEvent e;
+  fill_stored(op, session_id, entry, e);
+  return e;
+}
+
+void fill_stored_event(std::string_view op, const std::string& session_id, Reply&& entry,
+                       StoredEvent& e) {
+  fill_stored(op, session_id, entry, e);
+}
+
 SerializedEvent to_serialized_event(std::string_view op, const std::string& session_id,
-                                    const Reply& entry) {
+                                    Reply&& entry) {
   auto f = fields_of(op, entry);
   SerializedEvent e;
-  e.id = *f.id;
-  e.type = *f.type;
-  e.payload_json = *f.payload;
   e.index = f.index;
   e.session_id = session_id;
   e.created_at = created_at(op, f);
+  take(e.id, *f.id);
+  take(e.type, *f.type);
+  take(e.payload_json, *f.payload);
   return e;
 }
 
@@ -262,16 +292,17 @@ std::vector<StoredEvent> entry_rows(std::string_view op, const std::string& sess
                                     const Reply& r, std::size_t from) {
   if (!r.is_array()) unexpected(op, "expected an array");
   std::vector<StoredEvent> out;
+  if (r.size() > from) out.reserve((r.size() - from) / 2);
   for (std::size_t i = from; i + 1 < r.size(); i += 2) {
-    StoredEvent e = to_stored_event(op, session_id, r[i]);
-    const Reply& columns = r[i + 1];
+    StoredEvent& e = out.emplace_back();
+    fill_stored(op, session_id, r.elements[i], e);
+    const Reply& columns = r.elements[i + 1];
     if (!columns.is_array()) unexpected(op, "bad columns");
     static const Reply kNil;
     std::array<const Reply*, kMetaSuffixes.size()> c{};
     for (std::size_t at = 0; at < c.size(); ++at)
-      c[at] = at < columns.size() ? &columns[at] : &kNil;
+      c[at] = at < columns.size() ? &columns.elements[at] : &kNil;
     apply_columns(op, e, c);
-    out.push_back(std::move(e));
   }
   return out;
 }

@@ -44,10 +44,15 @@ std::optional<double> parse_double(std::string_view s);
 std::int64_t entry_index(std::string_view op, const std::string& entry_id);
 
 // A stream entry [id, [field, value, ...]] as a public event / a stored event without metadata.
+// The overloads taking the entry by rvalue move its strings out instead of copying them.
 Event to_event(std::string_view op, const std::string& session_id, const Reply& entry);
+Event to_event(std::string_view op, const std::string& session_id, Reply&& entry);
 StoredEvent to_stored_event(std::string_view op, const std::string& session_id, const Reply& entry);
+// Fills `e` (a fresh StoredEvent, e.g. one just placed in the caller's vector) in place.
+void fill_stored_event(std::string_view op, const std::string& session_id, Reply&& entry,
+                       StoredEvent& e);
 SerializedEvent to_serialized_event(std::string_view op, const std::string& session_id,
-                                    const Reply& entry);
+                                    Reply&& entry);
 
 // Applies the metadata columns (kMetaSuffixes order; nil = absent) to a stored event.
 void apply_columns(std::string_view op, StoredEvent& e,

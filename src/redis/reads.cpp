@@ -58,12 +58,12 @@ Bounds read_bounds(Connection& c, const Keys& k, std::string_view op, const std:
   return b;
 }
 
-std::vector<Event> events_of(std::string_view op, const std::string& s, const Reply& r) {
+std::vector<Event> events_of(std::string_view op, const std::string& s, Reply&& r) {
   if (r.is_error()) fail(op, r.str);
   if (!r.is_array()) unexpected(op, "expected an array");
   std::vector<Event> out;
   out.reserve(r.size());
-  for (const auto& entry : r.elements) out.push_back(to_event(op, s, entry));
+  for (auto& entry : r.elements) out.push_back(to_event(op, s, std::move(entry)));
   return out;
 }
 
@@ -144,14 +144,14 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
     auto replies = lease->pipeline(op, commands);  // Every reply is read before any check.
     check_replies(op, replies);
     for (const auto& page : pages) {
-      const Reply& entries = replies[page.xrange];
+      Reply& entries = replies[page.xrange];
       if (!entries.is_array()) unexpected(op, "XRANGE did not return an array");
       const auto expected = static_cast<std::size_t>(page.last - page.first + 1);
       if (entries.size() == 0) gap(op, s, "ended before index " + str(frontier));
       for (std::size_t at = 0; at < entries.size(); ++at) {
-        StoredEvent e = to_stored_event(op, s, entries[at]);
+        StoredEvent& e = rows.emplace_back();  // Filled in place, the entry's strings moved.
+        fill_stored_event(op, s, std::move(entries.elements[at]), e);
         if (e.index != page.first + static_cast<std::int64_t>(at)) gap(op, s, "is not contiguous");
-        rows.push_back(std::move(e));
       }
       if (entries.size() != expected) gap(op, s, "ended before index " + str(frontier));
       // Join the metadata columns.
@@ -173,6 +173,9 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
       }
       const std::size_t base = rows.size() - expected;
       for (std::size_t n = 0; n < expected; ++n) apply_columns(op, rows[base + n], columns[n]);
+      // The page's replies are freed now: the next pages' events reuse their memory.
+      entries = Reply{};
+      replies[page.xrange + 1] = Reply{};
     }
   }
   return {std::move(rows), b.clear};
@@ -198,11 +201,11 @@ std::vector<Event> RedisStore::read_event_range(Connection& c, std::string_view 
     auto replies = c.pipeline(op, commands);
     check_replies(op, replies);
     for (std::size_t p = 0; p < pages.size(); ++p) {
-      const Reply& r = replies[p];
+      Reply& r = replies[p];
       if (!r.is_array()) unexpected(op, "expected an array");
       if (r.size() == 0) gap(op, s, "ended before index " + str(through));
       for (std::size_t at = 0; at < r.size(); ++at) {
-        Event e = to_event(op, s, r[at]);
+        Event e = to_event(op, s, std::move(r.elements[at]));
         if (e.index != pages[p].first + static_cast<std::int64_t>(at) || e.index > through)
           gap(op, s, "is not contiguous");
         events.push_back(std::move(e));
@@ -245,7 +248,7 @@ std::optional<std::vector<Event>> RedisStore::do_read_tail(const std::string& s,
     auto lease = core_->acquire(op);
     Reply r = lease->command(op, {"XREVRANGE", k().log(s), through ? str(*through) + "-0" : "+",
                                   str(from) + "-0", "COUNT", str(kReadPageSize)});
-    auto page = events_of(op, s, r);
+    auto page = events_of(op, s, std::move(r));
     std::reverse(page.begin(), page.end());
     for (std::size_t at = 1; at < page.size(); ++at)
       if (page[at].index != page[at - 1].index + 1)
@@ -261,7 +264,7 @@ std::vector<Event> RedisStore::do_read_events(const std::string& s, std::int64_t
     auto lease = core_->acquire(op);
     Reply r = lease->command(
         op, {"XRANGE", k().log(s), str(after + 1) + "-0", "+", "COUNT", str(kReadPageSize)});
-    return events_of(op, s, r);
+    return events_of(op, s, std::move(r));
   });
 }
 
@@ -288,7 +291,7 @@ std::vector<SerializedEvent> RedisStore::feed_page(Core& core, const std::string
   if (!r.is_array()) unexpected(op, "expected an array");
   std::vector<SerializedEvent> out;
   out.reserve(r.size());
-  for (const auto& entry : r.elements) out.push_back(to_serialized_event(op, s, entry));
+  for (auto& entry : r.elements) out.push_back(to_serialized_event(op, s, std::move(entry)));
   return out;
 }
 
