@@ -30,6 +30,7 @@ class Cells {
     return {f.c_str(), f.size()};
   }
   std::string string(pqxx::row::size_type k) { return std::string(text(k)); }
+  void assign(pqxx::row::size_type k, std::string& to) { to.assign(text(k)); }
   std::int64_t integer(pqxx::row::size_type k) {
     const pqxx::field& f = (*this)[k];
     std::int64_t v = 0;
@@ -45,9 +46,11 @@ class Cells {
     if ((*this)[k].is_null()) return std::nullopt;
     return integer(k);
   }
-  std::optional<std::string> opt_string(pqxx::row::size_type k) {
-    if ((*this)[k].is_null()) return std::nullopt;
-    return string(k);
+  void assign_opt(pqxx::row::size_type k, std::optional<std::string>& to) {
+    if ((*this)[k].is_null())
+      to.reset();
+    else
+      to.emplace(text(k));
   }
   // Parsed once, straight from the cell's text; SQL null is JSON null.
   Json json(pqxx::row::size_type k) {
@@ -61,10 +64,10 @@ class Cells {
 };
 
 void fill_event(Cells& c, Event& e) {
-  e.session_id = c.string(0);
+  c.assign(0, e.session_id);
   e.index = c.integer(1);
-  e.id = c.string(2);
-  e.type = c.string(3);
+  c.assign(2, e.id);
+  c.assign(3, e.type);
   e.payload = c.json(4);
   e.created_at = c.integer(5);
 }
@@ -118,16 +121,18 @@ SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type f
   return e;
 }
 
-StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+namespace {
+
+// Fills a fresh StoredEvent in place (the caller's vector slot: no move of the whole event).
+void fill_stored(const pqxx::row& row, pqxx::row::size_type first, StoredEvent& e) {
   Cells c(row, first);
-  StoredEvent e;
   fill_event(c, e);
   if (!c[6].is_null()) {
     const Json cause = a2::detail::parse_stored_json(c.text(6));
     e.cause =
         EventCause{cause.at("index").get<std::int64_t>(), cause.at("attempt").get<std::int64_t>()};
   }
-  e.lane = c.opt_string(7);
+  c.assign_opt(7, e.lane);
   e.processed_at = c.opt_integer(8);
   e.processed_by_attempt = c.opt_integer(9);
   if (!c[10].is_null())
@@ -136,14 +141,21 @@ StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
   e.first_claimed_at = c.opt_integer(11);
   e.last_claimed_at = c.opt_integer(12);
   e.attempt_count = c.integer(13);
-  e.claim_holder = c.opt_string(14);
+  c.assign_opt(14, e.claim_holder);
   e.claim_expires_at = c.opt_integer(15);
   e.failure_count = c.integer(16);
   e.last_failed_at = c.opt_integer(17);
   e.last_failed_attempt = c.opt_integer(18);
-  e.last_error = c.opt_string(19);
+  c.assign_opt(19, e.last_error);
   e.failed_at = c.opt_integer(20);
   e.available_at = c.opt_integer(21);
+}
+
+}  // namespace
+
+StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  StoredEvent e;
+  fill_stored(row, first, e);
   return e;
 }
 
@@ -151,7 +163,10 @@ std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type firs
   expect_event_columns(rows, first);
   std::vector<Event> out;
   out.reserve(rows.size());
-  for (const auto& row : rows) out.push_back(event_from_row(row, first));
+  for (const auto& row : rows) {
+    Cells c(row, first);
+    fill_event(c, out.emplace_back());
+  }
   return out;
 }
 
@@ -167,7 +182,7 @@ std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::s
   out.reserve(end - begin);
   for (auto r = begin; r < end; ++r) {
     const auto row = rows.at(r);
-    if (!row[first + 1].is_null()) out.push_back(stored_from_row(row, first));
+    if (!row[first + 1].is_null()) fill_stored(row, first, out.emplace_back());
   }
   return out;
 }
