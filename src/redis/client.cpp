@@ -85,7 +85,7 @@ void* create_string(const redisReadTask* task, char* str, std::size_t len) noexc
     r.type = task->type == REDIS_REPLY_ERROR    ? Reply::Type::error
              : task->type == REDIS_REPLY_STATUS ? Reply::Type::status
                                                 : Reply::Type::string;
-    r.str.assign(str, len);
+    r.str = std::string(str, len);  // Constructed, not assigned: no overlap checks.
   });
 }
 

@@ -31,20 +31,16 @@ std::string text(std::string_view op, const Reply& r) {
 
 std::optional<std::int64_t> parse_integer(std::string_view s) {
   if (s.empty() || s.size() > 40) return std::nullopt;
-  std::size_t i = 0;
-  bool negative = false;
-  if (s[0] == '-') {
-    negative = true;
-    i = 1;
-  }
-  bool digits_only = i < s.size();
-  for (std::size_t k = i; k < s.size(); ++k)
-    if (s[k] < '0' || s[k] > '9') digits_only = false;
-  if (digits_only && s.size() - i <= 16) {
+  const bool negative = s[0] == '-';
+  const std::size_t i = negative ? 1 : 0;
+  if (i < s.size() && s.size() - i <= 16) {  // Digits only: one pass.
     std::int64_t v = 0;
-    for (std::size_t k = i; k < s.size(); ++k) v = v * 10 + (s[k] - '0');
-    if (v > kMaxSafeInteger) return std::nullopt;
-    return negative ? -v : v;
+    std::size_t k = i;
+    for (; k < s.size() && s[k] >= '0' && s[k] <= '9'; ++k) v = v * 10 + (s[k] - '0');
+    if (k == s.size()) {
+      if (v > kMaxSafeInteger) return std::nullopt;
+      return negative ? -v : v;
+    }
   }
   // Lua's tostring of a large number ("9.007199254741e+15"): accept only integral values.
   auto d = parse_double(s);
