@@ -355,5 +355,61 @@ TEST_CASE("payload and checkpoint text are written as JSON.stringify writes them
   CHECK(child_payload == "{\"k\":2,\"a\":1e+21}");
 }
 
+// The same value and the same JSON types (an unsigned, signed or float number) as nlohmann's
+// parser.
+bool same_json(const Json& a, const Json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y)
+      if (x.key() != y.key() || !same_json(*x, *y)) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!same_json(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+TEST_CASE("stored payloads decode to the value nlohmann's parser gives, plain or not",
+          "[redis][legacy]") {
+  const auto p = unique_prefix("pjson");
+  auto f = open_fixture(p);
+  f.clock->set(kNow);
+  Raw raw;
+  std::string deep;  // Deeper than the plain-text fast path (64 levels), within kMaxJsonDepth.
+  for (int i = 0; i < 70; ++i) deep += "[";
+  deep += "1";
+  for (int i = 0; i < 70; ++i) deep += "]";
+  const std::vector<std::string> payloads = {
+      R"({"n":1,"text":"benchmark event"})",
+      " { \"a\" : [ 1 , -2 , 0 , -0 , 999999999999999999 ] ,\n\t\"b\" : true , \"c\" : null , "
+      "\"d\" : false , \"e\" : { } , \"f\" : [ ] } ",
+      R"({"k":1,"j":2,"k":3})",  // A repeated key keeps its first place and takes the last value.
+      R"({"big":18446744073709551615,"neg":-9223372036854775808,"f":1.5,"e":1e3,"z":-0.0})",
+      R"(["\u00e9","a\nb","\"",1234567890123456789])",
+      "{\"caf\xC3\xA9\":\"\xE2\x82\xAC\"}",
+      "123",
+      "\"s\"",
+      "null",
+      deep};
+  for (std::size_t i = 0; i < payloads.size(); ++i)
+    write_ts_event(raw, p, "s", static_cast<std::int64_t>(i + 1), "e" + std::to_string(i),
+                   payloads[i], std::to_string(kNow));
+  auto rows = f->read("s");
+  REQUIRE(rows.size() == payloads.size());
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    INFO(payloads[i]);
+    CHECK(same_json(rows[i].payload, Json::parse(payloads[i])));
+  }
+  CHECK(rows[0].payload["n"].is_number_unsigned());
+  CHECK(rows[2].payload.dump() == R"({"k":3,"j":2})");
+  auto history = f->read_history("s");
+  REQUIRE(history.size() == payloads.size());
+  for (std::size_t i = 0; i < payloads.size(); ++i)
+    CHECK(same_json(history[i].payload, rows[i].payload));
+}
+
 }  // namespace
 }  // namespace a2::redis_test
