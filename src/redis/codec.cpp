@@ -185,12 +185,6 @@ void fill_stored(std::string_view op, const std::string& session_id, R& entry, S
 
 }  // namespace
 
-Event to_event(std::string_view op, const std::string& session_id, const Reply& entry) {
-  Event e;
-  fill_event(op, session_id, fields_of(op, entry), e);
-  return e;
-}
-
 Event to_event(std::string_view op, const std::string& session_id, Reply&& entry) {
   Event e;
   fill_event(op, session_id, fields_of(op, entry), e);

@@ -44,8 +44,7 @@ std::optional<double> parse_double(std::string_view s);
 std::int64_t entry_index(std::string_view op, const std::string& entry_id);
 
 // A stream entry [id, [field, value, ...]] as a public event / a stored event without metadata.
-// The overloads taking the entry by rvalue move its strings out instead of copying them.
-Event to_event(std::string_view op, const std::string& session_id, const Reply& entry);
+// Those taking the entry by rvalue move its strings out instead of copying them.
 Event to_event(std::string_view op, const std::string& session_id, Reply&& entry);
 StoredEvent to_stored_event(std::string_view op, const std::string& session_id, const Reply& entry);
 // Fills `e` (a fresh StoredEvent, e.g. one just placed in the caller's vector) in place.
