@@ -124,8 +124,7 @@ SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type f
 namespace {
 
 // Fills a fresh StoredEvent in place (the caller's vector slot: no move of the whole event).
-void fill_stored(const pqxx::row& row, pqxx::row::size_type first, StoredEvent& e) {
-  Cells c(row, first);
+void fill_stored(Cells& c, StoredEvent& e) {
   fill_event(c, e);
   if (!c[6].is_null()) {
     const Json cause = a2::detail::parse_stored_json(c.text(6));
@@ -154,8 +153,9 @@ void fill_stored(const pqxx::row& row, pqxx::row::size_type first, StoredEvent& 
 }  // namespace
 
 StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+  Cells c(row, first);
   StoredEvent e;
-  fill_stored(row, first, e);
+  fill_stored(c, e);
   return e;
 }
 
@@ -181,8 +181,8 @@ std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::s
   std::vector<StoredEvent> out;
   out.reserve(end - begin);
   for (auto r = begin; r < end; ++r) {
-    const auto row = rows.at(r);
-    if (!row[first + 1].is_null()) fill_stored(row, first, out.emplace_back());
+    Cells c(rows.at(r), first);
+    if (!c[1].is_null()) fill_stored(c, out.emplace_back());
   }
   return out;
 }
