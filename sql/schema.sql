@@ -282,6 +282,8 @@ end $$;
 -- earlier a2 sharing the schema) gets the NOTIFYs in its transaction, as before.
 create or replace function a2_wake(s text, events boolean, work boolean) returns void
 language plpgsql as $$
+declare
+  flags text;
 begin
   if current_setting('a2.wake_after_commit', true) is distinct from 'on' then
     if events then
@@ -292,7 +294,8 @@ begin
     end if;
     return;
   end if;
-  perform set_config('a2.wake',
+  -- An assignment, not `perform` (a statement, with its executor start).
+  flags := set_config('a2.wake',
     (coalesce(nullif(current_setting('a2.wake', true), '')::integer, 0)
      | case when events then 1 else 0 end | case when work then 2 else 0 end)::text, true);
 end $$;
