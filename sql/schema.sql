@@ -1009,14 +1009,15 @@ begin
     returned_event_ids = to_jsonb(ids),
     claim_holder = null,
     claim_expires_at = null
-    from (select coalesce((select clear_index from a2_clears where session_id = s), 0) as ci,
-                 coalesce((select idx from a2_events where session_id = s
-                            order by idx desc limit 1), 0) as base,
-                 exists(select 1 from a2_snapshot_pins
-                         where session_id = s and event_index = i) as pinned,
-                 exists(select 1 from a2_events where event_id = ids[1]) as first_taken) fresh
-   where parent_row.session_id = s and parent_row.idx = i and parent_row.idx > fresh.ci
-  returning fresh.ci, fresh.base, fresh.pinned, fresh.first_taken
+   where parent_row.session_id = s and parent_row.idx = i
+     and parent_row.idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+  -- Uncorrelated subqueries: each runs once (a join with them would copy its row for the
+  -- update's recheck).
+  returning coalesce((select clear_index from a2_clears where session_id = s), 0),
+            coalesce((select idx from a2_events where session_id = s
+                       order by idx desc limit 1), 0),
+            exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i),
+            exists(select 1 from a2_events where event_id = ids[1])
        into ci, base, pinned, first_taken;
   if not found then
     -- A clear moved the boundary to or above i while this call waited for the session lock.
