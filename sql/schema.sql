@@ -930,7 +930,7 @@ declare
   k integer;
   ci bigint;
   base bigint;
-  parent record;
+  parent a2_events;
   stored a2_events[];
   owners a2_events[];
   r a2_events;
@@ -939,19 +939,13 @@ declare
   first_taken boolean;
 begin
   r_verdict := 'superseded';
-  select boundary.clear_index as boundary_index, parent_row.* into parent
-    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
-            as clear_index) boundary
-    left join lateral (
-      select * from a2_events
-       where session_id = s and idx = i and idx > boundary.clear_index
-       for update
-    ) parent_row on true;
-  ci := parent.boundary_index;
-  if i <= ci then
-    return;
-  end if;
-  if parent.idx is null then
+  -- The parent row above the boundary, locked. None: at or below the boundary (superseded), or
+  -- missing, both a2_missing_parent's case (it reads the boundary again, which only grows).
+  select * into parent from a2_events
+   where session_id = s and idx = i
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     for update;
+  if not found then
     perform a2_missing_parent(s, i);
     return;
   end if;
