@@ -911,7 +911,9 @@ end $$;
 -- types, payloads (a jsonb array), lanes, settled, available_at (null: none). Returns r_verdict
 -- (completed|superseded), the children's rows in r_events, and r_work_at: the time t of the
 -- work index's lower(E, t) when the completion wrote unsettled children or handed its lane to a
--- next pending event (else null); the caller applies it (or, with claim_next, the claim does).
+-- next pending event (else null). apply_work (a2_complete_attempt): the function lowers the work
+-- index entry to it and sends the work signal itself; else the caller applies it (a2_complete_attempts
+-- once for the call, or, with claim_next, the claim does).
 create or replace function a2_complete_one(s text, i bigint, attempt bigint, now_ms bigint,
                                            new_ids text[], new_types text[],
                                            new_payloads jsonb, new_lanes text[],
