@@ -205,6 +205,9 @@ drop function if exists a2_claim_available(text, text, bigint, bigint, bigint[])
 drop function if exists a2_complete_attempt(text, bigint, bigint, bigint, text[], text[], jsonb,
                                             text[], boolean[]);
 drop function if exists a2_fail_attempt(text, bigint, bigint, text, bigint, bigint);
+-- a2_complete_one before its apply_work (the work index applied by the completion itself).
+drop function if exists a2_complete_one(text, bigint, bigint, bigint, text[], text[], jsonb,
+                                        text[], boolean[], bigint[]);
 -- The same for the signature of a2_release_claims before its available_at (a snooze), which
 -- earlier builds of schema version 2 created (docs/postgres-layout.md#schema-version-2).
 drop function if exists a2_release_claims(text, text, bigint, bigint[], bigint[]);
@@ -279,6 +282,8 @@ end $$;
 -- earlier a2 sharing the schema) gets the NOTIFYs in its transaction, as before.
 create or replace function a2_wake(s text, events boolean, work boolean) returns void
 language plpgsql as $$
+declare
+  flags text;
 begin
   if current_setting('a2.wake_after_commit', true) is distinct from 'on' then
     if events then
@@ -289,7 +294,8 @@ begin
     end if;
     return;
   end if;
-  perform set_config('a2.wake',
+  -- An assignment, not `perform` (a statement, with its executor start).
+  flags := set_config('a2.wake',
     (coalesce(nullif(current_setting('a2.wake', true), '')::integer, 0)
      | case when events then 1 else 0 end | case when work then 2 else 0 end)::text, true);
 end $$;
@@ -905,38 +911,43 @@ end $$;
 -- types, payloads (a jsonb array), lanes, settled, available_at (null: none). Returns r_verdict
 -- (completed|superseded), the children's rows in r_events, and r_work_at: the time t of the
 -- work index's lower(E, t) when the completion wrote unsettled children or handed its lane to a
--- next pending event (else null); the caller applies it (or, with claim_next, the claim does).
+-- next pending event (else null). apply_work (a2_complete_attempt): the function lowers the work
+-- index entry to it and sends the work signal itself; else the caller applies it (a2_complete_attempts
+-- once for the call, or, with claim_next, the claim does).
 create or replace function a2_complete_one(s text, i bigint, attempt bigint, now_ms bigint,
                                            new_ids text[], new_types text[],
                                            new_payloads jsonb, new_lanes text[],
                                            new_settled boolean[], new_available_at bigint[],
+                                           apply_work boolean,
                                            out r_verdict text, out r_events a2_events[],
                                            out r_work_at bigint)
-language plpgsql as $$
+language plpgsql
+-- Generic plans, index and TID scans only, as in a2_claim_available: with custom plans the
+-- statement after the session lock was planned again on every call once the statistics held a
+-- few thousand rows (~300 µs of planning in each completion).
+set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+as $$
 declare
   ids text[] := coalesce(new_ids, '{}');
+  k integer;
   ci bigint;
   base bigint;
-  parent record;
+  parent a2_events;
   stored a2_events[];
   owners a2_events[];
   r a2_events;
   one_id text;
+  pinned boolean;
+  first_taken boolean;
 begin
   r_verdict := 'superseded';
-  select boundary.clear_index as boundary_index, parent_row.* into parent
-    from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
-            as clear_index) boundary
-    left join lateral (
-      select * from a2_events
-       where session_id = s and idx = i and idx > boundary.clear_index
-       for update
-    ) parent_row on true;
-  ci := parent.boundary_index;
-  if i <= ci then
-    return;
-  end if;
-  if parent.idx is null then
+  -- The parent row above the boundary, locked. None: at or below the boundary (superseded), or
+  -- missing, both a2_missing_parent's case (it reads the boundary again, which only grows).
+  select * into parent from a2_events
+   where session_id = s and idx = i
+     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+     for update;
+  if not found then
     perform a2_missing_parent(s, i);
     return;
   end if;
@@ -982,41 +993,53 @@ begin
   end if;
 
   -- The parent lock came first; only a statement after the session lock sees every clear that
-  -- committed while this one waited.
+  -- committed while this one waited. One statement after the lock (each statement costs its
+  -- executor start, the larger part of a small one): the fresh boundary and head, whether the
+  -- parent has pins and whether a row holds the first child id, and the parent's update, which
+  -- applies only above that boundary (the row is ours: locked above the boundary it read). An
+  -- error raised after it rolls it back with everything else.
   perform pg_advisory_xact_lock(hashtext(s));
-  select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
-         coalesce((select clear_index from a2_clears where session_id = s), 0)
-    into base, ci;
-  if i <= ci then
-    return;
-  end if;
-  -- As in append: the full ownership check only when some row holds one of the ids. The error
-  -- names the first taken id in child order.
-  foreach one_id in array ids loop
-    if exists(select 1 from a2_events where event_id = one_id) then
-      owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
-      foreach one_id in array ids loop
-        foreach r in array owners loop
-          if r.event_id = one_id then
-            perform a2_duplicate('child_id_taken',
-              jsonb_build_object('session', s, 'index', i, 'id', one_id),
-              format('child event id ''%s'' of event %s already exists (session ''%s'')',
-                     one_id, i, s));
-          end if;
-        end loop;
-      end loop;
-      exit;
-    end if;
-  end loop;
-
-  update a2_events set
+  update a2_events parent_row set
     processed_at = now_ms,
     processed_by_attempt = attempt,
     returned_event_ids = to_jsonb(ids),
     claim_holder = null,
     claim_expires_at = null
-   where session_id = s and idx = i;
-  if exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i) then
+   where parent_row.session_id = s and parent_row.idx = i
+     and parent_row.idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
+  -- Uncorrelated subqueries: each runs once (a join with them would copy its row for the
+  -- update's recheck).
+  returning coalesce((select clear_index from a2_clears where session_id = s), 0),
+            coalesce((select idx from a2_events where session_id = s
+                       order by idx desc limit 1), 0),
+            exists(select 1 from a2_snapshot_pins where session_id = s and event_index = i),
+            exists(select 1 from a2_events where event_id = ids[1])
+       into ci, base, pinned, first_taken;
+  if not found then
+    -- A clear moved the boundary to or above i while this call waited for the session lock.
+    return;
+  end if;
+  -- As in append: the full ownership check only when some row holds one of the ids. The error
+  -- names the first taken id in child order.
+  if first_taken or cardinality(ids) > 1 then
+    foreach one_id in array ids loop
+      if exists(select 1 from a2_events where event_id = one_id) then
+        owners := array(select o2 from a2_live_owners(s, ci, ids) o2);
+        foreach one_id in array ids loop
+          foreach r in array owners loop
+            if r.event_id = one_id then
+              perform a2_duplicate('child_id_taken',
+                jsonb_build_object('session', s, 'index', i, 'id', one_id),
+                format('child event id ''%s'' of event %s already exists (session ''%s'')',
+                       one_id, i, s));
+            end if;
+          end loop;
+        end loop;
+        exit;
+      end if;
+    end loop;
+  end if;
+  if pinned then
     perform a2_release_pins(s, i);
   end if;
   if parent.lane is not null and a2_lane_pass(s, parent.lane, ci) then
@@ -1025,21 +1048,33 @@ begin
   r_verdict := 'completed';
   if cardinality(ids) = 0 then
     r_events := '{}';
-    return;
+  else
+    r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
+                                new_lanes, new_settled, new_available_at,
+                                jsonb_build_object('index', i, 'attempt', attempt));
+    -- The unsettled children's earliest time (available_at when later than now, else now), by
+    -- expressions rather than a statement over unnest (as many elements as the longer array).
+    for k in 1 .. greatest(coalesce(cardinality(new_settled), 0),
+                           coalesce(cardinality(new_available_at), 0)) loop
+      if not coalesce(new_settled[k], false) then
+        r_work_at := least(r_work_at, greatest(coalesce(new_available_at[k], now_ms), now_ms));
+      end if;
+    end loop;
   end if;
-  r_events := a2_insert_batch(s, base, ci, now_ms, ids, new_types, new_payloads, null, null,
-                              new_lanes, new_settled, new_available_at,
-                              jsonb_build_object('index', i, 'attempt', attempt));
-  -- The unsettled children's earliest time (available_at when later than now, else now).
-  r_work_at := least(r_work_at, (
-    select min(greatest(coalesce(t.available_at, now_ms), now_ms))
-      from unnest(new_settled, new_available_at) t(settled, available_at)
-     where not coalesce(t.settled, false)));
-  perform a2_wake(s, true, false);
+  -- apply_work (a2_complete_attempt): the work index's lower(E, r_work_at), last of the locks.
+  if apply_work and r_work_at is not null then
+    insert into a2_work as w (session_id, next_at) values (s, r_work_at)
+    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
+  end if;
+  -- One wake-up: the feeds when there are children, the work signal with the work index.
+  if cardinality(ids) > 0 or (apply_work and r_work_at is not null) then
+    perform a2_wake(s, cardinality(ids) > 0, apply_work and r_work_at is not null);
+  end if;
 end $$;
 
--- complete_attempt: a2_complete_one, then the work index's lower(E, t) and the work signal when
--- the completion wrote unsettled children or handed its lane on. Returns r_verdict and r_events.
+-- complete_attempt: a2_complete_one with apply_work (the work index's lower(E, t) and the work
+-- signal when the completion wrote unsettled children or handed its lane on). Returns r_verdict
+-- and r_events.
 create or replace function a2_complete_attempt(s text, i bigint, attempt bigint, now_ms bigint,
                                                new_ids text[], new_types text[],
                                                new_payloads jsonb, new_lanes text[],
@@ -1047,16 +1082,13 @@ create or replace function a2_complete_attempt(s text, i bigint, attempt bigint,
                                                out r_verdict text, out r_events a2_events[])
 language plpgsql as $$
 declare
-  work_at bigint;
+  one record;
 begin
-  select one.r_verdict, one.r_events, one.r_work_at into r_verdict, r_events, work_at
-    from a2_complete_one(s, i, attempt, now_ms, new_ids, new_types, new_payloads, new_lanes,
-                         new_settled, new_available_at) one;
-  if work_at is not null then
-    insert into a2_work as w (session_id, next_at) values (s, work_at)
-    on conflict (session_id) do update set next_at = least(w.next_at, excluded.next_at);
-    perform a2_wake(s, false, true);
-  end if;
+  -- An assignment, not a statement: no executor start, no function scan.
+  one := a2_complete_one(s, i, attempt, now_ms, new_ids, new_types, new_payloads, new_lanes,
+                         new_settled, new_available_at, true);
+  r_verdict := one.r_verdict;
+  r_events := one.r_events;
 end $$;
 
 -- complete_attempts (an a2 extension): many completions of one session in one call, then
@@ -1127,7 +1159,8 @@ begin
                                  coalesce(new_payloads->(k - 1), '[]'::jsonb),
                                  coalesce(new_lanes[first_child:last_child], '{}'),
                                  coalesce(new_settled[first_child:last_child], '{}'),
-                                 coalesce(new_available_at[first_child:last_child], '{}')) done;
+                                 coalesce(new_available_at[first_child:last_child], '{}'),
+                                 false) done;
     else
       -- Not a row above the boundary at the start of the call.
       perform a2_missing_parent(s, completion_indexes[k]);

@@ -321,6 +321,45 @@ TEST_CASE("open replaces the release_claims signature of earlier version-2 build
   CHECK(again.events.at(0).attempt_count == 2);
 }
 
+TEST_CASE("open replaces the a2_complete_one signature of earlier version-2 builds",
+          "[postgres][migration]") {
+  // A schema set up by a build before a2_complete_one's apply_work: the old signature stands
+  // with a body that fails, so a completion reaching it cannot pass.
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  const std::string old_signature =
+      "a2_complete_one(text, bigint, bigint, bigint, text[], text[], jsonb, text[], boolean[], "
+      "bigint[])";
+  {
+    auto store = open_at(schema, clock);
+    a2::NewEvent e;
+    e.type = "t";
+    e.id = "e1";
+    (void)store->append("s", {e});
+  }
+  sql(schema,
+      "create function a2_complete_one(s text, i bigint, attempt bigint, now_ms bigint, "
+      "new_ids text[], new_types text[], new_payloads jsonb, new_lanes text[], "
+      "new_settled boolean[], new_available_at bigint[], out r_verdict text, "
+      "out r_events a2_events[], out r_work_at bigint) language plpgsql as $$ begin "
+      "raise exception 'the previous build''s a2_complete_one'; end $$");
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  REQUIRE(overloads(schema, "a2_complete_one") == "2");
+
+  auto store = open_at(schema, clock);
+  CHECK(overloads(schema, "a2_complete_one") == "1");
+  CHECK(sql(schema, "select to_regprocedure('" + old_signature + "')::text").empty());
+  auto claimed = claim(*store, "w1", std::nullopt);
+  REQUIRE(indexes(claimed) == std::vector<std::int64_t>{1});
+  a2::ChildEvent child;
+  child.id = "c1";
+  child.type = "t";
+  auto done =
+      store->complete_attempt({.session_id = "s", .index = 1, .attempt = 1, .events = {child}});
+  CHECK(done.verdict == a2::CompleteVerdict::completed);
+  CHECK(indexes(claim(*store, "w1", std::nullopt)) == std::vector<std::int64_t>{2});
+}
+
 TEST_CASE("open applies schema.sql only to a schema without this text's mark",
           "[postgres][migration]") {
   const std::string schema = next_schema();
