@@ -4,21 +4,13 @@
 // its read (docs/semantics.md#append step 5, docs/semantics.md#complete_attempt step 3).
 #include <atomic>
 
+#include "hook_guard.hpp"
 #include "redis/test_hooks.hpp"
 #include "support.hpp"
 
 namespace a2::redis_test {
 namespace {
 using namespace a2::conformance;
-using a2::redis::detail::set_test_hook;
-
-// Installs a hook for one test and removes it on scope exit.
-struct HookGuard {
-  explicit HookGuard(a2::redis::detail::TestHook hook) { set_test_hook(std::move(hook)); }
-  ~HookGuard() { set_test_hook({}); }
-  HookGuard(const HookGuard&) = delete;
-  HookGuard& operator=(const HookGuard&) = delete;
-};
 
 TEST_CASE("read retries once from fresh bounds when a clear moved the log", "[redis][read][S40]") {
   auto f = open_fixture(unique_prefix("gap"));

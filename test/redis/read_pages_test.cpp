@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "hook_guard.hpp"
 #include "redis/test_hooks.hpp"
 #include "support.hpp"
 #include "support/recorder.hpp"
@@ -14,14 +15,6 @@
 namespace a2::redis_test {
 namespace {
 using namespace a2::conformance;
-using a2::redis::detail::set_test_hook;
-
-struct HookGuard {
-  explicit HookGuard(a2::redis::detail::TestHook hook) { set_test_hook(std::move(hook)); }
-  ~HookGuard() { set_test_hook({}); }
-  HookGuard(const HookGuard&) = delete;
-  HookGuard& operator=(const HookGuard&) = delete;
-};
 
 // The rows of `s` read in ranges of 100 events: each range covers less than half of a metadata
 // chunk, so its fields come from HMGET.
