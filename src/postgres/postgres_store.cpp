@@ -356,6 +356,7 @@ class PostgresStore final : public Store {
   // owes (r_wake) are queued for the notifier once it committed; the caller does not wait.
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call) {
+    wakes_->start();  // Connected before this process's first write that owes a wake-up.
     return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = call.exec(tx);

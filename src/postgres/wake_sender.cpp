@@ -18,6 +18,10 @@ constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
 // writes would otherwise each find the notifier idle) shares a round with its next writes, at
 // the cost of this much latency at most. Under load a round takes longer than this anyway.
 constexpr auto kRoundInterval = std::chrono::milliseconds(1);
+// The warm-up (connecting, and a round that is rolled back) gives up after this: close() waits
+// for it at most this long. A notifier that could not warm up connects at its first round, by
+// command_timeout.
+constexpr auto kWarmUpTimeout = std::chrono::milliseconds(1000);
 
 }  // namespace
 
@@ -47,16 +51,30 @@ WakeSender::WakeSender(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(p
 
 WakeSender::~WakeSender() { stop(); }
 
+bool WakeSender::start_locked() noexcept {
+  if (thread_.joinable()) return true;
+  try {
+    observer_ = a2::detail::CapturedObserver::current();
+    thread_ = std::thread([this] { loop(); });
+  } catch (...) {
+    return false;  // No memory or no thread: the next write tries again.
+  }
+  started_.store(true, std::memory_order_release);
+  return true;
+}
+
+void WakeSender::start() noexcept {
+  if (started_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(mutex_);
+  if (!stopping_) (void)start_locked();
+}
+
 void WakeSender::add(const std::string& s, int flags) noexcept {
   if (flags == 0) return;
   bool first = false;
   try {
     std::lock_guard lock(mutex_);
-    if (stopping_) return;
-    if (!thread_.joinable()) {
-      observer_ = a2::detail::CapturedObserver::current();
-      thread_ = std::thread([this] { loop(); });
-    }
+    if (stopping_ || !start_locked()) return;
     first = pending_.sessions.empty();
     // Full (the notifier cannot send): dropped.
     if (!pending_.add(s, flags)) return;
@@ -83,6 +101,32 @@ void WakeSender::drop(std::size_t sessions, const std::string& why) {
                     " session(s) (" + why + "); their listeners catch up at the safety poll");
 }
 
+void WakeSender::connect(std::chrono::steady_clock::time_point deadline) {
+  // A connection the server closed while idle (a terminated backend) is replaced before the
+  // round, not by a failed round.
+  if (conn_ && !conn_->idle_alive()) conn_.reset();
+  if (conn_) return;
+  conn_ = pool_->connect(deadline,
+                         std::string(kNotifierApplicationName) + " " + pool_->settings().schema);
+}
+
+void WakeSender::warm_up() {
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::min<std::chrono::milliseconds>(kWarmUpTimeout, pool_->settings().command_timeout);
+  connect(deadline);
+  // A round in a transaction that is rolled back sends nothing (a notification goes out at
+  // commit), but prepares the statement and compiles the functions it calls: about 10 ms the
+  // first real round would otherwise take.
+  const std::vector<std::string> none{"a2 notifier warm-up"};
+  pool_->run_on(*conn_, "notify", deadline, [&](pqxx::connection_base& c) {
+    pqxx::work tx(c);
+    auto rows = tx.exec_prepared("a2_send_wakes", calls::text_array(none), calls::text_array(none));
+    tx.abort();
+    return rows;
+  });
+}
+
 bool WakeSender::send(const Batch& batch) {
   std::vector<std::string> feeds;
   std::vector<std::string> work;
@@ -92,13 +136,7 @@ bool WakeSender::send(const Batch& batch) {
   }
   const auto& settings = pool_->settings();
   try {
-    // A connection the server closed while idle (a terminated backend) is replaced before the
-    // round, not by a failed round.
-    if (conn_ && !conn_->idle_alive()) conn_.reset();
-    if (!conn_) {
-      conn_ = pool_->connect(std::chrono::steady_clock::now() + settings.command_timeout,
-                             std::string(kNotifierApplicationName) + " " + settings.schema);
-    }
+    connect(std::chrono::steady_clock::now() + settings.command_timeout);
     pool_->run_on(*conn_, "notify", std::chrono::steady_clock::now() + settings.command_timeout,
                   [&](pqxx::connection_base& c) {
                     pqxx::nontransaction tx(c);
@@ -119,6 +157,11 @@ void WakeSender::loop() {
   auto delay = kFirstRetryDelay;
   bool failing = false;  // The last round failed: a failed round now is dropped, not retried.
   auto next_round = std::chrono::steady_clock::now();
+  try {
+    warm_up();  // Now, before the first wake-up is owed.
+  } catch (...) {
+    if (conn_ && conn_->broken()) conn_.reset();  // The first round connects again.
+  }
   std::unique_lock lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || !pending_.sessions.empty(); });

@@ -9,6 +9,7 @@
 // transaction) per round, each session once per channel; sessions that writes add while a
 // round is in flight go in the next one, which starts at least 1 ms after the previous one.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -41,11 +42,13 @@ inline constexpr std::size_t kMaxPendingWakes = 100000;
 // The flags of the r_wake column `column` of a write's reply (0 when it names none).
 int wake_flags(const pqxx::result& rows, pqxx::row::size_type column) noexcept;
 
-// Thread-safe. The thread starts with the first add() and connects lazily; a lost connection
-// is replaced (a failed round is sent once more on the new one, then dropped), the delay
-// between failed attempts doubling from 10 ms to kReconnectDelay. Nothing a writer does waits
-// for it: add() only queues. A wake-up that cannot be sent is dropped (a warning is logged);
-// listeners then catch up at their safety poll or sweep.
+// Thread-safe. The thread starts with the first start() or add() and connects at once, so that
+// the connection is up before the first wake-up is owed (a new connection takes a few round
+// trips, tens of milliseconds on a loaded server); a lost connection is replaced (a failed round is
+// sent once more on the new one, then dropped), the delay between failed attempts doubling from 10
+// ms to kReconnectDelay. Nothing a writer does waits for it: add() only queues. A wake-up that
+// cannot be sent is dropped (a warning is logged); listeners then catch up at their safety poll or
+// sweep.
 class WakeSender {
  public:
   explicit WakeSender(std::shared_ptr<ConnectionPool> pool);
@@ -53,6 +56,10 @@ class WakeSender {
   WakeSender(const WakeSender&) = delete;
   WakeSender& operator=(const WakeSender&) = delete;
 
+  // Starts the thread (which connects) unless it runs; the store calls it at every write, so
+  // a process that claims before it releases or completes has its notifier connected by then.
+  // Never blocks on I/O and never throws; a no-op after stop().
+  void start() noexcept;
   // Queues the wake-ups `flags` (kWakeFeeds | kWakeWork) of session s for the next round.
   // Never blocks on I/O and never throws; a no-op after stop().
   void add(const std::string& s, int flags) noexcept;
@@ -68,7 +75,16 @@ class WakeSender {
     // Adds `flags` to s; false when s is new and the batch is full.
     bool add(const std::string& s, int flags);
   };
+  // Starts the thread (mutex_ held); false when it cannot (no memory, no thread).
+  bool start_locked() noexcept;
   void loop();
+  // Connects by `deadline` unless connected (a connection the server closed is replaced);
+  // throws pqxx errors.
+  void connect(std::chrono::steady_clock::time_point deadline);
+  // Connects, and runs a round that is rolled back (nothing is sent): the first real round is
+  // then as fast as the others. Gives up after kWarmUpTimeout (1 s). Throws a2::Error or pqxx
+  // errors.
+  void warm_up();
   // One round on the connection (connecting first when there is none); false when it failed.
   bool send(const Batch& batch);
   void drop(std::size_t sessions, const std::string& why);
@@ -78,8 +94,9 @@ class WakeSender {
   std::condition_variable changed_;
   Batch pending_;
   bool stopping_ = false;
+  std::atomic<bool> started_{false};  // thread_ was started: start() need not lock.
   std::thread thread_;
-  a2::detail::CapturedObserver observer_;  // The first add()'s (a write's) observer.
+  a2::detail::CapturedObserver observer_;  // The first start()'s or add()'s (a write's) observer.
   std::unique_ptr<Connection> conn_;       // The loop's own.
   std::string last_error_;                 // The loop's: why the last round failed.
 };

@@ -171,6 +171,40 @@ TEST_CASE("a write's wake-ups come from the store's notifier after commit", "[po
   f->close();
 }
 
+TEST_CASE("a store's first write connects its notifier, whose warm-up sends nothing",
+          "[postgres][wake]") {
+  auto f = fresh();
+  Listener listener;
+  REQUIRE(notifier_pid(f) == 0);  // Opening a store does not start it.
+  // A claim in an empty session: a write that owes no wake-up starts the notifier, which
+  // connects and runs its warm-up round (rolled back) before any wake-up is owed.
+  REQUIRE(f->claim_available({.session_id = "none", .holder = "w", .ttl_ms = 60000}).verdict ==
+          a2::ClaimVerdict::settled);
+  auto warmed = [&] {
+    return sql(f, "select pid from pg_stat_activity where application_name = 'a2 notifier " +
+                      f.schema + "' and state = 'idle' and query = 'ROLLBACK'");
+  };
+  int pid = 0;
+  for (int i = 0; i < 250 && pid == 0; ++i) {
+    auto rows = warmed();
+    if (!rows.empty())
+      pid = rows[0][0].as<int>();
+    else
+      std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(pid != 0);
+  listener.collect(200ms);
+  CHECK(listener.received.empty());  // The warm-up's notifications were rolled back.
+  // The first wake-up goes out on that connection.
+  (void)f->append("a", {ev("a1")});
+  REQUIRE(listener.wait_until([&](const auto&) { return listener.count("a2_work", "a") == 1; }));
+  for (const auto& n : listener.received) {
+    CHECK(n.pid == pid);
+    CHECK(n.payload == "a");
+  }
+  f->close();
+}
+
 TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postgres][wake]") {
   auto f = fresh();
   // Rounds that take at least 50 ms (a2_notify is only called by the notifier, the write
