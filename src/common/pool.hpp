@@ -69,49 +69,58 @@ class Pool {
   };
 
   // A connection for a call that must end by `deadline`: an idle one that is still alive, else a
-  // new one when fewer than `size` exist, else the first to come back. Idle connections the
-  // server closed are dropped here, so they never fail a call. Throws Unavailable when the pool
-  // is closed or no connection became free in time; the connect function's exceptions pass.
+  // new one when fewer than `size` exist, else the first to come back. Callers that wait are
+  // served first come, first served: a connection given back goes to the longest waiter, never
+  // to a caller that arrives later (a thread that gives one back and asks again at once does not
+  // starve the others). Idle connections the server closed are dropped here, so they never fail
+  // a call. Throws Unavailable when the pool is closed or no connection became free in time; the
+  // connect function's exceptions pass.
   Lease acquire(std::string_view op, SteadyTime deadline) {
     const SteadyTime wait_until =
         std::min(deadline, std::chrono::steady_clock::now() + acquire_timeout_);
     std::unique_lock lock(mutex_);
+    bool my_turn = false;  // Called from the head of the queue: may take or open one.
     for (;;) {
       if (closed_) throw Unavailable(context(op) + "the store is closed");
-      while (!idle_.empty()) {
-        auto c = std::move(idle_.back());
-        idle_.pop_back();
-        // The check (a system call) runs outside the lock: other threads take and give back
-        // connections meanwhile. The connection is lent (counted in open_) while checked.
+      if (my_turn || waiters_.empty()) {
+        while (!idle_.empty()) {
+          auto c = std::move(idle_.back());
+          idle_.pop_back();
+          // The check (a system call) runs outside the lock: other threads take and give back
+          // connections meanwhile. The connection is lent (counted in open_) while checked.
+          lock.unlock();
+          if (c->idle_alive()) return Lease(this, std::move(c));
+          c.reset();  // Closed by the server while idle: drop it and look on.
+          lock.lock();
+          --open_;
+          lost_ = true;
+          if (closed_) throw Unavailable(context(op) + "the store is closed");
+        }
+        if (open_ < size_) {
+          ++open_;
+          lock.unlock();
+          return open_new(op, deadline);
+        }
+      }
+      // Wait in line for a connection given back (or a free place to open one).
+      Waiter me;
+      waiters_.push_back(&me);
+      const bool signalled =
+          me.cv.wait_until(lock, wait_until, [&] { return me.served || closed_; });
+      if (!me.served) std::erase(waiters_, &me);
+      if (me.connection) {
+        auto c = std::move(me.connection);
         lock.unlock();
         if (c->idle_alive()) return Lease(this, std::move(c));
-        c.reset();  // Closed by the server while idle: drop it and look on.
+        c.reset();
         lock.lock();
         --open_;
         lost_ = true;
-        if (closed_) throw Unavailable(context(op) + "the store is closed");
       }
-      if (open_ < size_) {
-        ++open_;
-        lock.unlock();
-        try {
-          Lease lease(this, connect_(deadline));
-          if (lost_.exchange(false))
-            log_event(LogLevel::info, "reconnect",
-                      context(op) + "connected again after a connection was lost");
-          return lease;
-        } catch (...) {
-          lock.lock();
-          --open_;
-          lock.unlock();
-          available_.notify_one();
-          throw;
-        }
-      }
-      if (available_.wait_until(lock, wait_until) == std::cv_status::timeout && idle_.empty() &&
-          open_ >= size_ && !closed_)
+      if (!signalled && !closed_)
         throw Unavailable(context(op) + "no connection of the pool (" + std::to_string(size_) +
                           ") became free in time; nothing was sent");
+      my_turn = me.served;
     }
   }
 
@@ -122,12 +131,10 @@ class Pool {
 
   // Hands a connection opened outside the pool to it (dropped when the pool is full or closed).
   void adopt(std::unique_ptr<Connection> connection) {
-    std::unique_lock lock(mutex_);
+    std::lock_guard lock(mutex_);
     if (closed_ || open_ >= size_) return;
     ++open_;
-    idle_.push_back(std::move(connection));
-    lock.unlock();
-    available_.notify_one();
+    put_locked(std::move(connection));
   }
 
   // Drops idle connections; later acquire() calls throw Unavailable. Connections in use are
@@ -139,8 +146,8 @@ class Pool {
       closed_ = true;
       open_ -= idle_.size();
       drop.swap(idle_);
+      for (Waiter* w : waiters_) w->cv.notify_one();
     }
-    available_.notify_all();
   }
 
   bool closed() const {
@@ -148,24 +155,73 @@ class Pool {
     return closed_;
   }
 
+  // How many callers wait for a connection now.
+  std::size_t waiting() const {
+    std::lock_guard lock(mutex_);
+    return waiters_.size();
+  }
+
  private:
   std::string context(std::string_view op) const {
     return "a2 " + backend_ + " " + std::string(op) + ": ";
+  }
+
+  // A caller waiting for a connection (on its own stack, in waiters_ until served).
+  struct Waiter {
+    std::condition_variable cv;
+    bool served = false;  // Taken out of waiters_: `connection` holds one, or it may open one.
+    std::unique_ptr<Connection> connection;
+  };
+
+  // Opens a connection for acquire(), whose place (open_) is already counted.
+  Lease open_new(std::string_view op, SteadyTime deadline) {
+    try {
+      Lease lease(this, connect_(deadline));
+      if (lost_.exchange(false))
+        log_event(LogLevel::info, "reconnect",
+                  context(op) + "connected again after a connection was lost");
+      return lease;
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      --open_;
+      serve_first_locked(nullptr);  // The place is free again: the first waiter may open one.
+      throw;
+    }
+  }
+
+  // Hands `connection` (or, when null, a free place to open one) to the longest waiter; false
+  // when nobody waits. mutex_ held; the waiter is notified under it (it may leave at once).
+  bool serve_first_locked(std::unique_ptr<Connection> connection) {
+    if (waiters_.empty()) return false;
+    Waiter* w = waiters_.front();
+    waiters_.erase(waiters_.begin());
+    w->served = true;
+    w->connection = std::move(connection);
+    w->cv.notify_one();
+    return true;
+  }
+
+  // A healthy connection back: to the longest waiter, else idle. mutex_ held.
+  void put_locked(std::unique_ptr<Connection> connection) {
+    if (waiters_.empty())
+      idle_.push_back(std::move(connection));
+    else
+      (void)serve_first_locked(std::move(connection));
   }
 
   void give_back(std::unique_ptr<Connection> connection) {
     std::unique_lock lock(mutex_);
     if (closed_ || connection->broken()) {
       --open_;
-      if (!closed_) lost_ = true;
+      if (!closed_) {
+        lost_ = true;
+        (void)serve_first_locked(nullptr);
+      }
       lock.unlock();
-      available_.notify_one();
       connection.reset();  // Outside the lock: closing may take a moment.
       return;
     }
-    idle_.push_back(std::move(connection));
-    lock.unlock();
-    available_.notify_one();
+    put_locked(std::move(connection));
   }
 
   const std::string backend_;
@@ -173,9 +229,9 @@ class Pool {
   const std::chrono::milliseconds acquire_timeout_;
   const Connect connect_;
   mutable std::mutex mutex_;
-  std::condition_variable available_;
   std::vector<std::unique_ptr<Connection>> idle_;
-  std::size_t open_ = 0;  // Idle plus lent out plus being connected.
+  std::vector<Waiter*> waiters_;  // In arrival order; served from the front.
+  std::size_t open_ = 0;          // Idle plus lent out plus being connected.
   // A connection was dropped as broken: the next one opened is a reconnect (a log event).
   std::atomic<bool> lost_{false};
   bool closed_ = false;
