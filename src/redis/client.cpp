@@ -287,8 +287,8 @@ void put(Resp& r, const Argv& argv) {
 
 }  // namespace
 
-void Connection::start(std::string_view op) {
-  if (broken_ || !context_) fail(op, false);
+void Connection::start(std::string_view op, bool staged) {
+  if (broken_ || !context_ || (unread_ > 0 && !staged)) fail(op, false);
   out_.clear();
 }
 
@@ -388,6 +388,21 @@ std::vector<Reply> Connection::pipeline(std::string_view op, const std::vector<A
   return pipeline_with(op, commands.size(), [&](Resp& r) {
     for (const auto& c : commands) put(r, c);
   });
+}
+
+void Connection::send_pipeline(std::string_view op, const std::vector<Argv>& commands) {
+  start(op, true);
+  Resp resp(out_);
+  for (const auto& c : commands) put(resp, c);
+  send_request(op);
+  unread_ += commands.size();
+}
+
+Reply Connection::next_reply(std::string_view op) {
+  if (unread_ == 0) fail(op, true, "no reply is expected");
+  Reply r = read_one(op);
+  --unread_;
+  return r;
 }
 
 void Connection::send(std::string_view op, const Argv& argv) {

@@ -108,6 +108,15 @@ class Connection {
     return out;
   }
 
+  // Staged pipelining, for long reads: sends every command in one write (one round trip) and
+  // returns without waiting; the replies are read later, in order, with next_reply(). A caller
+  // may send its next batch before reading this one's replies, so the server works on it while
+  // the caller decodes. While replies are unread the connection counts as broken(): a caller
+  // that gives up early (an exception) leaves it to be dropped, never reused.
+  void send_pipeline(std::string_view op, const std::vector<Argv>& commands);
+  // The next unread reply of send_pipeline()'s batches.
+  Reply next_reply(std::string_view op);
+
   // Pub/sub side: queue a command without waiting for a reply (the subscription's
   // confirmation arrives as a message).
   void send(std::string_view op, const Argv& argv);
@@ -118,14 +127,15 @@ class Connection {
   // bounded by the time left, and a command started past it fails unsent.
   void set_deadline(a2::detail::SteadyTime deadline) { deadline_ = deadline; }
 
-  bool broken() const { return broken_; }
+  bool broken() const { return broken_ || unread_ > 0; }
   // For the pool, on an idle connection: false (and broken) when the server closed it or sent
   // something unasked, seen by a non-blocking poll of the socket; no round trip.
   bool idle_alive();
 
  private:
-  // A new request: fails (unsent) on a broken connection; empties the output buffer.
-  void start(std::string_view op);
+  // A new request: fails (unsent) on a broken connection, or one with unread replies of
+  // send_pipeline() unless `staged`; empties the output buffer.
+  void start(std::string_view op, bool staged = false);
   // Before a blocking socket call: fails past the deadline; else makes sure the socket's
   // timeout ends the call by the deadline (changed only when it would not, or when it is far
   // shorter than the time left: no system call per command).
@@ -141,6 +151,7 @@ class Connection {
 
   redisContext* context_ = nullptr;
   bool broken_ = false;
+  std::size_t unread_ = 0;  // Replies of send_pipeline() not read yet.
   bool timed_out_ = false;  // The deadline passed: fail() says so.
   std::optional<a2::detail::SteadyTime> deadline_;
   std::chrono::microseconds socket_timeout_{0};  // SO_RCVTIMEO = SO_SNDTIMEO now.

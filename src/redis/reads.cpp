@@ -112,38 +112,55 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
   };
   std::vector<Columns> columns;
   std::int64_t next = first;
-  while (next <= frontier) {
-    // Up to kReadConcurrency pages per round trip. A page ends at its metadata hash's end (the
-    // split, or its chunk's last index), so its metadata is one command: HGETALL of the chunk when
-    // the page holds at least half of the chunk's events (the whole hash costs at most about twice
-    // the page's fields), else HMGET of the page's fields, as for the base hash.
+  struct Batch {
     std::vector<Argv> commands;
     std::vector<Page> pages;
-    for (std::int64_t p = 0; p < kReadConcurrency && next <= frontier; ++p) {
+  };
+  // The next kReadBatchPages pages. A page ends at its metadata hash's end (the split, or its
+  // chunk's last index), so its metadata is one command: HGETALL of the chunk when the page holds
+  // at least half of the chunk's events (the whole hash costs at most about twice the page's
+  // fields), else HMGET of the page's fields, as for the base hash.
+  auto plan = [&] {
+    Batch batch;
+    for (std::int64_t p = 0; p < kReadBatchPages && next <= frontier; ++p) {
       const bool chunked = next > b.split;
       const std::int64_t chunk_last = Keys::chunk_last(next);
       const std::int64_t last = std::min({chunk_last, frontier, chunked ? frontier : b.split});
       const std::int64_t chunk_events =
           std::min(chunk_last, b.frontier) - (chunk_last - a2::detail::kMetaChunkSize);
       const bool whole = chunked && 2 * (last - next + 1) >= chunk_events;
-      pages.push_back({next, last, commands.size(), whole});
-      commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
-                          str(last - next + 1)});
+      batch.pages.push_back({next, last, batch.commands.size(), whole});
+      batch.commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
+                                str(last - next + 1)});
       std::string key = chunked ? k().meta_chunk(s, next) : k().meta(s);
       if (whole) {
-        commands.push_back({"HGETALL", std::move(key)});
+        batch.commands.push_back({"HGETALL", std::move(key)});
       } else {
         Argv hmget{"HMGET", std::move(key)};
         hmget.reserve(2 + static_cast<std::size_t>(last - next + 1) * kColumns);
         for (std::int64_t i = next; i <= last; ++i)
           for (const char* suffix : kMetaSuffixes) hmget.push_back(str(i) + ":" + suffix);
-        commands.push_back(std::move(hmget));
+        batch.commands.push_back(std::move(hmget));
       }
       next = last + 1;
     }
-    auto replies = lease->pipeline(op, commands);  // Every reply is read before any check.
+    return batch;
+  };
+  // Staged pipelining (docs/redis-layout.md#reads): once the server has answered a batch (its
+  // first reply arrived), the next batch is sent, and the server reads it while this one's
+  // replies are parsed and decoded. Replies left unread by an exception leave the connection
+  // broken (the pool drops it).
+  Batch batch = plan();
+  lease->send_pipeline(op, batch.commands);
+  std::vector<Reply> replies;
+  while (!batch.pages.empty()) {
+    replies.clear();
+    replies.push_back(lease->next_reply(op));
+    Batch following = plan();
+    if (!following.pages.empty()) lease->send_pipeline(op, following.commands);
+    while (replies.size() < batch.commands.size()) replies.push_back(lease->next_reply(op));
     check_replies(op, replies);
-    for (const auto& page : pages) {
+    for (const auto& page : batch.pages) {
       Reply& entries = replies[page.xrange];
       if (!entries.is_array()) unexpected(op, "XRANGE did not return an array");
       const auto expected = static_cast<std::size_t>(page.last - page.first + 1);
@@ -177,6 +194,7 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
       entries = Reply{};
       replies[page.xrange + 1] = Reply{};
     }
+    batch = std::move(following);
   }
   return {std::move(rows), b.clear};
 }
