@@ -28,9 +28,8 @@ inline constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
 
 using a2::detail::kFeedPageSize;
 using a2::detail::kReadPageSize;
-inline constexpr std::int64_t kReadConcurrency = 16;  // Pages per pipelined round trip.
-// Pages per batch of read()'s staged pipeline (reads.cpp): the next batch is sent as soon as
-// this one is answered, so the server works on it while the client decodes this one.
+// Pages per batch of a range read's staged pipeline (reads.cpp): the next batch is sent as soon
+// as this one is answered, so the server works on it while the client decodes this one.
 inline constexpr std::int64_t kReadBatchPages = 2;
 
 inline std::string str(std::int64_t v) { return std::to_string(v); }

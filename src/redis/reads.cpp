@@ -88,6 +88,29 @@ std::optional<std::pair<std::int64_t, std::size_t>> metadata_field(std::string_v
   throw RangeGap(prefix(op) + "the event range of " + session_text(s) + " " + what);
 }
 
+// Runs the batches plan() returns (one without commands ends) as a staged pipeline
+// (docs/redis-layout.md#reads): a batch is sent once the previous one's first reply arrived (the
+// server has then run all of it), so the server runs it while take(batch, replies) decodes the
+// previous one. Replies left unread by an exception leave the connection broken (the pool drops
+// it).
+template <class Plan, class Take>
+void staged_pipeline(Connection& c, std::string_view op, Plan&& plan, Take&& take) {
+  auto batch = plan();
+  if (batch.commands.empty()) return;
+  c.send_pipeline(op, batch.commands);
+  std::vector<Reply> replies;
+  while (!batch.commands.empty()) {
+    replies.clear();
+    replies.push_back(c.next_reply(op));
+    auto following = plan();
+    if (!following.commands.empty()) c.send_pipeline(op, following.commands);
+    while (replies.size() < batch.commands.size()) replies.push_back(c.next_reply(op));
+    check_replies(op, replies);
+    take(batch, replies);
+    batch = std::move(following);
+  }
+}
+
 }  // namespace
 
 std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
@@ -146,20 +169,7 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
     }
     return batch;
   };
-  // Staged pipelining (docs/redis-layout.md#reads): once the server has answered a batch (its
-  // first reply arrived), the next batch is sent, and the server reads it while this one's
-  // replies are parsed and decoded. Replies left unread by an exception leave the connection
-  // broken (the pool drops it).
-  Batch batch = plan();
-  lease->send_pipeline(op, batch.commands);
-  std::vector<Reply> replies;
-  while (!batch.pages.empty()) {
-    replies.clear();
-    replies.push_back(lease->next_reply(op));
-    Batch following = plan();
-    if (!following.pages.empty()) lease->send_pipeline(op, following.commands);
-    while (replies.size() < batch.commands.size()) replies.push_back(lease->next_reply(op));
-    check_replies(op, replies);
+  staged_pipeline(*lease, op, plan, [&](const Batch& batch, std::vector<Reply>& replies) {
     for (const auto& page : batch.pages) {
       Reply& entries = replies[page.xrange];
       if (!entries.is_array()) unexpected(op, "XRANGE did not return an array");
@@ -194,8 +204,7 @@ std::pair<std::vector<StoredEvent>, std::int64_t> RedisStore::read_stored_range(
       entries = Reply{};
       replies[page.xrange + 1] = Reply{};
     }
-    batch = std::move(following);
-  }
+  });
   return {std::move(rows), b.clear};
 }
 
@@ -206,32 +215,38 @@ std::vector<Event> RedisStore::read_event_range(Connection& c, std::string_view 
   if (through <= after) return events;
   events.reserve(static_cast<std::size_t>(through - after));
   std::int64_t next = after + 1;
-  while (next <= through) {
+  struct Batch {
     std::vector<Argv> commands;
-    std::vector<std::pair<std::int64_t, std::int64_t>> pages;
-    for (std::int64_t p = 0; p < kReadConcurrency && next <= through; ++p) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> pages;  // One XRANGE each.
+  };
+  auto plan = [&] {
+    Batch batch;
+    for (std::int64_t p = 0; p < kReadBatchPages && next <= through; ++p) {
       std::int64_t last = std::min(Keys::chunk_last(next), through);
-      commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
-                          str(last - next + 1)});
-      pages.emplace_back(next, last);
+      batch.commands.push_back({"XRANGE", k().log(s), str(next) + "-0", str(last) + "-0", "COUNT",
+                                str(last - next + 1)});
+      batch.pages.emplace_back(next, last);
       next = last + 1;
     }
-    auto replies = c.pipeline(op, commands);
-    check_replies(op, replies);
-    for (std::size_t p = 0; p < pages.size(); ++p) {
+    return batch;
+  };
+  staged_pipeline(c, op, plan, [&](const Batch& batch, std::vector<Reply>& replies) {
+    for (std::size_t p = 0; p < batch.pages.size(); ++p) {
       Reply& r = replies[p];
       if (!r.is_array()) unexpected(op, "expected an array");
       if (r.size() == 0) gap(op, s, "ended before index " + str(through));
+      const auto [page_first, page_last] = batch.pages[p];
       for (std::size_t at = 0; at < r.size(); ++at) {
         Event e = to_event(op, s, std::move(r.elements[at]));
-        if (e.index != pages[p].first + static_cast<std::int64_t>(at) || e.index > through)
+        if (e.index != page_first + static_cast<std::int64_t>(at) || e.index > through)
           gap(op, s, "is not contiguous");
         events.push_back(std::move(e));
       }
-      if (static_cast<std::int64_t>(r.size()) != pages[p].second - pages[p].first + 1)
+      if (static_cast<std::int64_t>(r.size()) != page_last - page_first + 1)
         gap(op, s, "ended before index " + str(through));
+      r = Reply{};  // Freed now: the next pages' events reuse its memory.
     }
-  }
+  });
   return events;
 }
 
