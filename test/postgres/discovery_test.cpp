@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
 namespace {
@@ -25,31 +26,11 @@ using namespace std::chrono_literals;
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 
-struct Fixture {
-  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(kT0);
-  std::shared_ptr<a2::SequentialIdSource> ids = std::make_shared<a2::SequentialIdSource>("w");
-  std::string schema;
-  std::unique_ptr<a2::Store> store;
-  a2::Store* operator->() const { return store.get(); }
-};
+using Fixture = a2::postgres_test::SchemaStore;
+using a2::postgres_test::sql;
 
 Fixture fresh() {
-  static std::atomic<int> n{0};
-  Fixture f;
-  f.schema = "discovery" + std::to_string(++n);
-  f.store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
-                                .schema = f.schema,
-                                .clock = f.clock,
-                                .ids = f.ids});
-  return f;
-}
-
-// Runs SQL in the fixture's schema; returns the rows.
-pqxx::result sql(const Fixture& f, const std::string& query) {
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::nontransaction tx(conn);
-  tx.exec("set search_path to \"" + f.schema + "\"");
-  return tx.exec(query);
+  return a2::postgres_test::open_schema_store({.tag = "discovery", .t0 = kT0, .id_prefix = "w"});
 }
 
 std::int64_t count(const Fixture& f, const std::string& query) {

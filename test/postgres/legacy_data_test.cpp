@@ -14,6 +14,7 @@
 
 #include "a2/detail/json_text.hpp"
 #include "a2/postgres.hpp"
+#include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
 namespace {
@@ -21,31 +22,15 @@ namespace {
 using a2::Json;
 using a2::test::PostgresServer;
 
-struct Fixture {
-  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(1'000'000);
-  std::shared_ptr<a2::SequentialIdSource> ids = std::make_shared<a2::SequentialIdSource>("g");
-  std::string schema;
-  std::unique_ptr<a2::Store> store;
-  a2::Store* operator->() const { return store.get(); }
-};
+using Fixture = a2::postgres_test::SchemaStore;
 
 Fixture fresh_legacy() {
-  static std::atomic<int> n{0};
-  Fixture f;
-  f.schema = "legacy" + std::to_string(++n);
-  f.store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
-                                .schema = f.schema,
-                                .clock = f.clock,
-                                .ids = f.ids});
-  return f;
+  return a2::postgres_test::open_schema_store({.tag = "legacy", .t0 = 1'000'000});
 }
 
 // Runs SQL in the fixture's schema; returns the first value as text ("" for null).
-std::string sql(const Fixture& f, const std::string& query) {
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::nontransaction tx(conn);
-  tx.exec("set search_path to \"" + f.schema + "\"");
-  auto rows = tx.exec(query);
+std::string sql_text(const Fixture& f, const std::string& query) {
+  auto rows = a2::postgres_test::sql(f, query);
   if (rows.empty() || rows[0].empty() || rows[0][0].is_null()) return {};
   return rows[0][0].c_str();
 }
@@ -68,11 +53,11 @@ TEST_CASE("payload and checkpoint numbers are stored in jsonb as JSON.stringify 
   e.payload = payload;
   (void)f->append("s", {e});
   // Postgres numeric keeps the scale of the text it was given: "1.0" stays 1.0.
-  CHECK(sql(f, "select payload->>'z' from a2_events where idx = 1") == "1");
-  CHECK(sql(f, "select payload->>'n' from a2_events where idx = 1") == "0");
-  CHECK(sql(f, "select (payload->'e')::numeric = 1e21 from a2_events where idx = 1") == "t");
+  CHECK(sql_text(f, "select payload->>'z' from a2_events where idx = 1") == "1");
+  CHECK(sql_text(f, "select payload->>'n' from a2_events where idx = 1") == "0");
+  CHECK(sql_text(f, "select (payload->'e')::numeric = 1e21 from a2_events where idx = 1") == "t");
   f->put_snapshots("s", "r", {{.index = 1, .state = payload, .pin_event_indexes = {}}});
-  CHECK(sql(f, "select state->>'z' from a2_snapshots") == "1");
+  CHECK(sql_text(f, "select state->>'z' from a2_snapshots") == "1");
   // A batch append goes through the other function.
   a2::NewEvent settled = e;
   settled.id = "y";
@@ -81,8 +66,8 @@ TEST_CASE("payload and checkpoint numbers are stored in jsonb as JSON.stringify 
   plain.type = "t";
   plain.payload = Json{{"k", 2.0}};
   (void)f->append("s", {settled, plain});
-  CHECK(sql(f, "select payload->>'z' from a2_events where idx = 2") == "1");
-  CHECK(sql(f, "select payload->>'k' from a2_events where idx = 3") == "2");
+  CHECK(sql_text(f, "select payload->>'z' from a2_events where idx = 2") == "1");
+  CHECK(sql_text(f, "select payload->>'k' from a2_events where idx = 3") == "2");
   auto rows = f->read("s");
   REQUIRE(rows.size() == 3);
   CHECK(same_value(rows[0].payload, payload));
@@ -93,14 +78,15 @@ TEST_CASE("rows inserted as the original package writes them read back and claim
           "[postgres][legacy]") {
   auto f = fresh_legacy();
   (void)f->append("s", {});  // Nothing; the schema exists.
-  sql(f,
+  sql_text(
+      f,
       "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at) values "
       "('s', 1, 'e1', 't', '{\"zz\": 1, \"a\": {\"y\": 2.50, \"b\": [1e2, -0.0]}}', "
       "1700000000000), "
       "('s', 2, 'e2', 't', '\"\\u00e9\\ud83d\\ude00\"', 1700000000001)");
-  sql(f,
-      "update a2_events set cause = '{\"index\": 1.0, \"attempt\": 1}'::jsonb, "
-      "returned_event_ids = '[]'::jsonb where idx = 2");
+  sql_text(f,
+           "update a2_events set cause = '{\"index\": 1.0, \"attempt\": 1}'::jsonb, "
+           "returned_event_ids = '[]'::jsonb where idx = 2");
   auto rows = f->read("s");
   REQUIRE(rows.size() == 2);
   CHECK(same_value(rows[0].payload,
@@ -121,7 +107,8 @@ TEST_CASE("rows inserted as the original package writes them read back and claim
 // so a2's available_at column (schema version 2) is left null.
 void insert_as_original(const Fixture& f, const std::string& s, int index, const std::string& id,
                         const std::string& lane_sql) {
-  sql(f,
+  sql_text(
+      f,
       "insert into a2_events (session_id, idx, event_type, payload, event_id, created_at, cause, "
       "lane, lane_ready, processed_at) values ('" +
           s + "', " + std::to_string(index) + ", 't', '{\"n\": 1}', '" + id +
@@ -154,11 +141,11 @@ TEST_CASE("the work operations of issue 10 run on rows the original package wrot
   insert_as_original(f, "s", 3, "o3", "'L'");
   insert_as_original(f, "s", 4, "o4", "null");
   // 1 claimed by the original package's claim (its columns: attempt, holder, expiry, times).
-  sql(f,
-      "update a2_events set attempt_count = 1, claim_holder = 'ts', claim_expires_at = "
-      "1700000005000, first_claimed_at = 1700000000000, last_claimed_at = 1700000000000 "
-      "where idx = 1");
-  CHECK(sql(f, "select count(*) from a2_events where available_at is not null") == "0");
+  sql_text(f,
+           "update a2_events set attempt_count = 1, claim_holder = 'ts', claim_expires_at = "
+           "1700000005000, first_claimed_at = 1700000000000, last_claimed_at = 1700000000000 "
+           "where idx = 1");
+  CHECK(sql_text(f, "select count(*) from a2_events where available_at is not null") == "0");
   f.clock->set(1700000001000);
 
   auto head = f->head("s");
@@ -194,7 +181,7 @@ TEST_CASE("the work operations of issue 10 run on rows the original package wrot
                                  .max_failures = 3,
                                  .retry_at_ms = 1700000010000});
   CHECK(failed.verdict == a2::FailVerdict::failed);
-  CHECK(sql(f, "select available_at from a2_events where idx = 2") == "1700000010000");
+  CHECK(sql_text(f, "select available_at from a2_events where idx = 2") == "1700000010000");
   f.clock->set(1700000009000);  // Every lease has lapsed; 2 is delayed, 3 waits behind it.
   auto delayed = claim(f, "a2", std::nullopt);
   REQUIRE(indexes(delayed) == std::vector<std::int64_t>{1, 4});
@@ -213,13 +200,13 @@ TEST_CASE("jsonb refuses a lone surrogate escape, so neither writer can store on
           "[postgres][legacy]") {
   auto f = fresh_legacy();
   (void)f->append("s", {});
-  CHECK_THROWS(sql(f,
-                   "insert into a2_events (session_id, idx, event_id, event_type, payload, "
-                   "created_at) values ('s', 1, 'e1', 't', '\"\\ud800\"', 1)"));
+  CHECK_THROWS(sql_text(f,
+                        "insert into a2_events (session_id, idx, event_id, event_type, payload, "
+                        "created_at) values ('s', 1, 'e1', 't', '\"\\ud800\"', 1)"));
   // Times are bigint columns: the original package cannot store fractional milliseconds here.
-  CHECK_THROWS(sql(f,
-                   "insert into a2_events (session_id, idx, event_id, event_type, payload, "
-                   "created_at) values ('s', 1, 'e1', 't', 'null', '1700000000000.5')"));
+  CHECK_THROWS(sql_text(f,
+                        "insert into a2_events (session_id, idx, event_id, event_type, payload, "
+                        "created_at) values ('s', 1, 'e1', 't', 'null', '1700000000000.5')"));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
 namespace {
@@ -32,40 +33,18 @@ using a2::test::PostgresServer;
 
 constexpr std::int64_t kT0 = 1'000'000;
 
-struct Fixture {
-  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(kT0);
-  std::shared_ptr<a2::SequentialIdSource> ids = std::make_shared<a2::SequentialIdSource>("g");
-  std::string schema;
-  std::unique_ptr<a2::Store> store;
-  a2::Store* operator->() const { return store.get(); }
-};
-
-std::string next_schema() {
-  static std::atomic<int> n{0};
-  return "p" + std::to_string(++n);
-}
+using Fixture = a2::postgres_test::SchemaStore;
 
 Fixture open_fixture(const std::string& connection, std::size_t pool_size = 4) {
-  Fixture f;
-  f.schema = next_schema();
-  f.store = a2::postgres::open({.connection = connection,
-                                .schema = f.schema,
-                                .pool_size = pool_size,
-                                .statement_timeout = std::chrono::milliseconds(30000),
-                                .clock = f.clock,
-                                .ids = f.ids,
-                                .feed_safety_poll = std::chrono::milliseconds(1000)});
-  return f;
+  return a2::postgres_test::open_schema_store({.tag = "p", .t0 = kT0, .connection = connection},
+                                              {.pool_size = pool_size});
 }
 
 Fixture fresh() { return open_fixture(PostgresServer::shared().connection()); }
 
 // One value from SQL run directly against the fixture's schema.
 std::int64_t sql_count(const Fixture& f, const std::string& query) {
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::nontransaction tx(conn);
-  tx.exec("set search_path to \"" + f.schema + "\"");
-  return tx.exec(query)[0][0].as<std::int64_t>();
+  return a2::postgres_test::sql(f, query)[0][0].as<std::int64_t>();
 }
 
 a2::NewEvent ev_id(std::string id) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
 namespace {
@@ -24,31 +25,13 @@ using namespace std::chrono_literals;
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 
-struct Fixture {
-  std::shared_ptr<a2::ManualClock> clock = std::make_shared<a2::ManualClock>(kT0);
-  std::string schema;
-  std::unique_ptr<a2::Store> store;
-  a2::Store* operator->() const { return store.get(); }
-};
+using Fixture = a2::postgres_test::SchemaStore;
+using a2::postgres_test::sql;
 
 // A store whose feeds would wait a minute for their safety poll: a prompt wake is a NOTIFY's.
 Fixture fresh() {
-  static std::atomic<int> n{0};
-  Fixture f;
-  f.schema = "wake" + std::to_string(++n);
-  f.store = a2::postgres::open({.connection = PostgresServer::shared().connection(),
-                                .schema = f.schema,
-                                .pool_size = 8,
-                                .clock = f.clock,
-                                .feed_safety_poll = 60s});
-  return f;
-}
-
-pqxx::result sql(const Fixture& f, const std::string& query) {
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::nontransaction tx(conn);
-  tx.exec("set search_path to \"" + f.schema + "\"");
-  return tx.exec(query);
+  return a2::postgres_test::open_schema_store({.tag = "wake", .t0 = kT0},
+                                              {.pool_size = 8, .feed_safety_poll = 60s});
 }
 
 // The backend pid of the fixture's notifier connection, or 0 when it has none.

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// A Postgres store in a schema of its own, for the tests of test/postgres/: each open gets a new
+// schema "<tag><n>" on the shared scratch server (or the given one), a manual clock and
+// sequential ids; sql() runs SQL in that schema on a connection of its own, as another client
+// would (the original package, an operator).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "a2/postgres.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace a2::postgres_test {
+
+struct SchemaStore {
+  std::shared_ptr<a2::ManualClock> clock;
+  std::shared_ptr<a2::SequentialIdSource> ids;
+  std::string connection;
+  std::string schema;
+  std::unique_ptr<a2::Store> store;
+  a2::Store* operator->() const { return store.get(); }
+};
+
+struct SchemaStoreSpec {
+  std::string tag = "p";                // The schema's name is the tag and a number.
+  std::int64_t t0 = 1'700'000'000'000;  // The clock's start (ms).
+  std::string id_prefix = "g";          // Ids "<prefix>1", "<prefix>2", ...
+  std::string connection{};             // Default: the shared scratch server.
+};
+
+// Opens a store with `options`; its connection (unless set), schema, clock and ids are set here.
+inline SchemaStore open_schema_store(const SchemaStoreSpec& spec,
+                                     a2::postgres::Options options = {}) {
+  static std::atomic<int> n{0};
+  SchemaStore f;
+  f.clock = std::make_shared<a2::ManualClock>(spec.t0);
+  f.ids = std::make_shared<a2::SequentialIdSource>(spec.id_prefix);
+  f.connection =
+      spec.connection.empty() ? a2::test::PostgresServer::shared().connection() : spec.connection;
+  f.schema = spec.tag + std::to_string(++n);
+  options.connection = f.connection;
+  options.schema = f.schema;
+  options.clock = f.clock;
+  options.ids = f.ids;
+  f.store = a2::postgres::open(options);
+  return f;
+}
+
+// Runs `query` in the store's schema on a new connection; returns the rows.
+inline pqxx::result sql(const SchemaStore& f, const std::string& query) {
+  pqxx::connection conn(f.connection);
+  pqxx::nontransaction tx(conn);
+  tx.exec("set search_path to \"" + f.schema + "\"");
+  return tx.exec(query);
+}
+
+}  // namespace a2::postgres_test
