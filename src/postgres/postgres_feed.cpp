@@ -88,12 +88,12 @@ void Notifier::notified(const std::string& payload) {
     auto it = sessions_.find(payload);
     if (it != sessions_.end()) {
       ++it->second.generation;
-    } else if (payload.size() == 32) {
-      // Session ids of 8000 bytes or more are notified as their md5 (schema.sql a2_notify);
-      // treat such a payload as a hint for everyone. Valid session ids are far shorter.
-      ++everyone_;
     } else {
-      return;  // No feed of this session here.
+      // No feed of this session here. (Session ids of 8000 bytes or more are notified as their
+      // md5, schema.sql a2_notify; a feed's session id is at most kMaxSessionIdBytes, so such a
+      // payload, or any other 32-byte one, is never for a feed here: 32 hex digits is a common
+      // form of session id, and waking every feed for it made each of them read.)
+      return;
     }
   }
   changed_.notify_all();

@@ -16,14 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "a2/observe.hpp"
 #include "a2/feed.hpp"
+#include "a2/observe.hpp"
 #include "a2/types.hpp"
 #include "postgres/connection_pool.hpp"
 
 namespace a2::postgres::detail {
 
 inline constexpr const char* kNotifyChannel = "a2_events";
+// Feeds follow valid session ids only, all shorter than the ids a2_notify sends as their md5.
+static_assert(a2::kMaxSessionIdBytes < 8000, "schema.sql a2_notify: md5 payloads from 8000 bytes");
 
 // Wake-up bookkeeping shared by a store's feeds. Thread-safe.
 class Notifier {

@@ -188,6 +188,36 @@ TEST_CASE("a store's first write connects its notifier, whose warm-up sends noth
   f->close();
 }
 
+TEST_CASE("a feed wakes for its session's notifications, not for another 32-byte session id",
+          "[postgres][wake]") {
+  auto f = fresh();
+  auto feed = f->subscribe("s", 0);
+  REQUIRE(feed->next(0ms).empty());
+  // The reads (round trips of this thread) of one next() that waits 600 ms and gets nothing;
+  // `notify` runs 200 ms into the wait, on a connection of its own.
+  auto reads_of_next = [&](const std::string& notify) {
+    std::thread other([&] {
+      std::this_thread::sleep_for(200ms);
+      if (!notify.empty()) (void)sql(f, notify);
+    });
+    const auto before = a2::detail::t_round_trips;
+    const auto events = feed->next(600ms);
+    const auto reads = a2::detail::t_round_trips - before;
+    other.join();
+    CHECK(events.empty());
+    return reads;
+  };
+  (void)reads_of_next("");  // The LISTEN connection has started (it wakes every feed once).
+  const auto quiet = reads_of_next("");  // The first read, and the one at the deadline.
+  // Sessions no feed here follows, one of them an id of 32 hex digits (also the form of the
+  // md5 that a2_notify sends for ids of 8000 bytes or more, which no feed follows): no read.
+  CHECK(reads_of_next("select pg_notify('a2_events', '0123456789abcdef0123456789abcdef'), "
+                      "pg_notify('a2_events', 'another')") == quiet);
+  // Its own session: one read more.
+  CHECK(reads_of_next("select pg_notify('a2_events', 's')") == quiet + 1);
+  f->close();
+}
+
 TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postgres][wake]") {
   auto f = fresh();
   // Rounds that take at least 50 ms (a2_notify is only called by the notifier, the write
