@@ -15,7 +15,9 @@ class Receiver final : public pqxx::notification_receiver {
  public:
   Receiver(pqxx::connection_base& conn, Notifier& notifier)
       : pqxx::notification_receiver(conn, kNotifyChannel), notifier_(notifier) {}
-  void operator()(const std::string& payload, int) override { notifier_.notified(payload); }
+  void operator()(const std::string& payload, int pid) override {
+    notifier_.notified(payload, pid);
+  }
 
  private:
   Notifier& notifier_;
@@ -25,7 +27,8 @@ constexpr auto kListenPoll = std::chrono::milliseconds(200);  // Stop latency of
 
 }  // namespace
 
-Notifier::Notifier(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
+Notifier::Notifier(std::shared_ptr<ConnectionPool> pool, std::shared_ptr<const WakeSender> own)
+    : pool_(std::move(pool)), own_(std::move(own)) {}
 
 Notifier::~Notifier() { stop(); }
 
@@ -50,12 +53,15 @@ void Notifier::stop() {
 void Notifier::subscribe(const std::string& session) {
   std::lock_guard lock(mutex_);
   ++sessions_[session].feeds;
+  feeds_.fetch_add(1);
 }
 
 void Notifier::unsubscribe(const std::string& session) {
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(session);
-  if (it != sessions_.end() && --it->second.feeds == 0) sessions_.erase(it);
+  if (it == sessions_.end()) return;
+  feeds_.fetch_sub(1);
+  if (--it->second.feeds == 0) sessions_.erase(it);
 }
 
 std::uint64_t Notifier::generation_locked(const std::string& session) const {
@@ -82,10 +88,22 @@ void Notifier::wake_all() {
   changed_.notify_all();
 }
 
-void Notifier::notified(const std::string& payload) {
+void Notifier::notified(const std::string& payload, int sender_pid) {
+  // The store's own notifier announces the store's own writes, which woke their feeds here as
+  // they committed (written()): reading again for them would double every feed's reads.
+  if (sender_pid != 0 && sender_pid == own_->backend_pid()) return;
+  wake(payload);
+}
+
+void Notifier::written(const std::string& session) {
+  if (feeds_.load() == 0) return;
+  wake(session);
+}
+
+void Notifier::wake(const std::string& session) {
   {
     std::lock_guard lock(mutex_);
-    auto it = sessions_.find(payload);
+    auto it = sessions_.find(session);
     if (it != sessions_.end()) {
       ++it->second.generation;
     } else {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Live feeds of the Postgres backend: one LISTEN connection per store (a background thread,
-// started by the first subscribe) wakes the feeds of the notified session; every feed also
-// polls at the safety cadence, so a lost notification only delays.
+// Live feeds of the Postgres backend: the store's own writes wake its feeds of the written
+// session in the process, as soon as they committed; one LISTEN connection per store (a
+// background thread, started by the first subscribe) wakes them for the writes of every other
+// client (it skips the notifications of the store's own notifier, whose writes woke the feeds
+// already); every feed also polls at the safety cadence, so a lost notification only delays.
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +22,7 @@
 #include "a2/observe.hpp"
 #include "a2/types.hpp"
 #include "postgres/connection_pool.hpp"
+#include "postgres/wake_sender.hpp"
 
 namespace a2::postgres::detail {
 
@@ -30,7 +33,8 @@ static_assert(a2::kMaxSessionIdBytes < 8000, "schema.sql a2_notify: md5 payloads
 // Wake-up bookkeeping shared by a store's feeds. Thread-safe.
 class Notifier {
  public:
-  explicit Notifier(std::shared_ptr<ConnectionPool> pool);
+  // `own` is the store's notifier: its notifications announce writes that written() announced.
+  Notifier(std::shared_ptr<ConnectionPool> pool, std::shared_ptr<const WakeSender> own);
   ~Notifier();
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
@@ -51,14 +55,21 @@ class Notifier {
             std::chrono::steady_clock::time_point until);
   // Wakes every waiter (cancel, reconnect, an unrecognised payload).
   void wake_all();
-  // Called for each notification payload.
-  void notified(const std::string& payload);
+  // Called for each notification: its payload and the backend pid that sent it.
+  void notified(const std::string& payload, int sender_pid);
+  // Called by the store for each of its own writes that wakes feeds, once it committed: wakes
+  // this store's feeds of `session` without waiting for the notification. Cheap when no feed
+  // is open (one atomic load).
+  void written(const std::string& session);
 
  private:
   void loop();
   std::uint64_t generation_locked(const std::string& session) const;
+  void wake(const std::string& session);
 
   std::shared_ptr<ConnectionPool> pool_;
+  std::shared_ptr<const WakeSender> own_;
+  std::atomic<std::size_t> feeds_{0};  // Open feeds (subscribe - unsubscribe).
   std::mutex mutex_;
   std::condition_variable changed_;
   struct Entry {

@@ -76,8 +76,8 @@ class PostgresStore final : public Store {
   PostgresStore(const Options& options, std::shared_ptr<ConnectionPool> pool)
       : Store(options.clock, options.ids, "postgres", options.observe),
         pool_(std::move(pool)),
-        notifier_(std::make_shared<Notifier>(pool_)),
-        wakes_(std::make_unique<WakeSender>(pool_)),
+        wakes_(std::make_shared<WakeSender>(pool_)),
+        notifier_(std::make_shared<Notifier>(pool_, wakes_)),
         safety_poll_(options.feed_safety_poll),
         clear_event_type_(options.clear_event_type) {}
 
@@ -353,15 +353,19 @@ class PostgresStore final : public Store {
   // One call of a write function through its typed caller (src/postgres/calls/): one round
   // trip in autocommit. Should decoding fail after the function committed, the change has
   // happened: the caller hears outcome unknown, never a plain failure. The wake-ups the write
-  // owes (r_wake) are queued for the notifier once it committed; the caller does not wait.
+  // owes (r_wake) are queued for the notifier once it committed, and this store's own feeds of
+  // the session are woken at once (Notifier::written); the caller does not wait.
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
     return pool_->run(op, [&](pqxx::connection_base& conn) {
       pqxx::nontransaction tx(conn);
       auto rows = call.exec(tx);
-      if constexpr (requires { Call::kWakeColumn; })
-        wakes_->add(call.session_id, wake_flags(rows, Call::kWakeColumn));
+      if constexpr (requires { Call::kWakeColumn; }) {
+        const int flags = wake_flags(rows, Call::kWakeColumn);
+        if (flags & kWakeFeeds) notifier_->written(call.session_id);  // This store's feeds.
+        wakes_->add(call.session_id, flags);                          // Everyone else's.
+      }
       try {
         return Call::decode(rows);
       } catch (const Error&) {
@@ -424,8 +428,8 @@ class PostgresStore final : public Store {
   }
 
   std::shared_ptr<ConnectionPool> pool_;
+  std::shared_ptr<WakeSender> wakes_;  // The wake-ups of this store's writes (before notifier_).
   std::shared_ptr<Notifier> notifier_;
-  std::unique_ptr<WakeSender> wakes_;  // The wake-ups of this store's writes.
   std::chrono::milliseconds safety_poll_;
   std::string clear_event_type_;
 };

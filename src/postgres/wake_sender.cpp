@@ -108,6 +108,7 @@ void WakeSender::connect(std::chrono::steady_clock::time_point deadline) {
   if (conn_) return;
   conn_ = pool_->connect(deadline,
                          std::string(kNotifierApplicationName) + " " + pool_->settings().schema);
+  backend_pid_.store(conn_->get().backendpid());
 }
 
 void WakeSender::warm_up() {

@@ -66,6 +66,10 @@ class WakeSender {
   // Sends what is queued (one last round, when connected), then stops the thread and closes
   // the connection. Idempotent.
   void stop();
+  // The backend pid of the notifier's connection (0 before it first connected): listeners in
+  // this process skip its notifications, whose feeds the writes woke here already
+  // (Notifier::written). Thread-safe.
+  int backend_pid() const noexcept { return backend_pid_.load(); }
 
  private:
   // Sessions and their flags in the order first queued (signals keep write order), each once.
@@ -98,6 +102,7 @@ class WakeSender {
   std::thread thread_;
   a2::detail::CapturedObserver observer_;  // The first start()'s or add()'s (a write's) observer.
   std::unique_ptr<Connection> conn_;       // The loop's own.
+  std::atomic<int> backend_pid_{0};        // conn_'s, kept after it is gone.
   std::string last_error_;                 // The loop's: why the last round failed.
 };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The wake-ups of writes, sent after commit by the store's notifier
 // (docs/postgres-layout.md#notifications-and-feeds): what a raw LISTEN connection sees, their
-// coalescing, a killed notifier connection, and an earlier a2's connection (no
-// a2.wake_after_commit), which still gets its NOTIFYs inside its transaction.
+// coalescing, a killed notifier connection, a store's own feeds woken in the process, and an
+// earlier a2's connection (no a2.wake_after_commit), which still gets its NOTIFYs inside its
+// transaction.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -32,6 +33,13 @@ using a2::postgres_test::sql;
 Fixture fresh() {
   return a2::postgres_test::open_schema_store({.tag = "wake", .t0 = kT0},
                                               {.pool_size = 8, .feed_safety_poll = 60s});
+}
+
+// A second store on the fixture's schema (another process's, as far as wake-ups go): its feeds
+// learn of the fixture's writes only by NOTIFY.
+std::unique_ptr<a2::Store> beside(const Fixture& f) {
+  return a2::postgres::open(
+      {.connection = f.connection, .schema = f.schema, .feed_safety_poll = 60s});
 }
 
 // The backend pid of the fixture's notifier connection, or 0 when it has none.
@@ -218,6 +226,69 @@ TEST_CASE("a feed wakes for its session's notifications, not for another 32-byte
   f->close();
 }
 
+TEST_CASE("a store's own write wakes its feeds at once, and its notifier's NOTIFY adds no read",
+          "[postgres][wake]") {
+  auto f = fresh();
+  auto other = beside(f);
+  auto mine = f->subscribe("s", 0);
+  auto theirs = other->subscribe("s", 0);
+  REQUIRE(mine->next(0ms).empty());
+  REQUIRE(theirs->next(0ms).empty());
+  (void)f->append("warm", {ev("w1")});  // Both LISTEN connections and f's notifier are up.
+  std::this_thread::sleep_for(300ms);
+  // f's notifier's rounds take a second from now on: a prompt wake is the in-process one.
+  sql(f,
+      "create or replace function a2_notify(s text) returns void language plpgsql as $$ begin "
+      "perform pg_sleep(1); perform pg_notify('a2_events', s); end $$");
+  // One next() of `feed`, on a thread of its own, that is waiting before the caller writes.
+  struct Waited {
+    std::size_t events = 0;
+    std::int64_t reads = 0;  // Its round trips (the feed's reads).
+    std::chrono::steady_clock::time_point at;
+  };
+  auto waiting = [](a2::Feed& feed, std::chrono::milliseconds limit, Waited& out) {
+    std::thread t([&feed, limit, &out] {
+      const auto before = a2::detail::t_round_trips;
+      out.events = feed.next(limit).size();
+      out.reads = a2::detail::t_round_trips - before;
+      out.at = std::chrono::steady_clock::now();
+    });
+    std::this_thread::sleep_for(200ms);  // It has read once and waits.
+    return t;
+  };
+  {
+    Waited m, t;
+    auto mt = waiting(*mine, 10s, m);
+    auto tt = waiting(*theirs, 10s, t);
+    const auto start = std::chrono::steady_clock::now();
+    (void)f->append("s", {ev("s1")});
+    mt.join();
+    tt.join();
+    REQUIRE(m.events == 1);
+    REQUIRE(t.events == 1);
+    CHECK(m.at - start < 900ms);   // Woken in the process, before the notifier's round ended.
+    CHECK(t.at - start >= 1000ms);  // The other store's feed hears of it by the NOTIFY.
+  }
+  // The reads of one next() that waits 2.5 s for nothing, quiet: the first and the last.
+  Waited quiet;
+  waiting(*mine, 2500ms, quiet).join();
+  REQUIRE(quiet.events == 0);
+  // The same wait while f's notifier's NOTIFY of a write that woke the feed already arrives.
+  Waited t;
+  auto tt = waiting(*theirs, 10s, t);
+  (void)f->append("s", {ev("s2")});
+  REQUIRE(mine->next(5s).size() == 1);
+  Waited m;
+  waiting(*mine, 2500ms, m).join();
+  tt.join();
+  REQUIRE(t.events == 1);
+  CHECK(t.at < m.at);  // The NOTIFY arrived within the wait.
+  CHECK(m.events == 0);
+  CHECK(m.reads == quiet.reads);
+  other->close();
+  f->close();
+}
+
 TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postgres][wake]") {
   auto f = fresh();
   // Rounds that take at least 50 ms (a2_notify is only called by the notifier, the write
@@ -257,7 +328,8 @@ TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postg
 TEST_CASE("a killed notifier connection is replaced and later writes still wake a feed",
           "[postgres][wake]") {
   auto f = fresh();
-  auto feed = f->subscribe("s", 0);
+  auto other = beside(f);  // Its feed hears of f's writes by f's notifier only.
+  auto feed = other->subscribe("s", 0);
   REQUIRE(feed->next(0ms).empty());
   (void)f->append("s", {ev("s1")});
   REQUIRE(feed->next(5s).size() == 1);  // Read at once: the append had committed.
@@ -283,6 +355,7 @@ TEST_CASE("a killed notifier connection is replaced and later writes still wake 
   }
   CHECK(replaced != 0);
   CHECK(replaced != pid);
+  other->close();
   f->close();
   // close() closed it (the backend leaves pg_stat_activity shortly after).
   const auto closed = std::chrono::steady_clock::now();
