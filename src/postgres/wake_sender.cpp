@@ -101,10 +101,15 @@ void WakeSender::drop(std::size_t sessions, const std::string& why) {
                     " session(s) (" + why + "); their listeners catch up at the safety poll");
 }
 
+void WakeSender::drop_connection() noexcept {
+  conn_.reset();
+  backend_pid_.store(0);  // A pid the server may give to another client's connection.
+}
+
 void WakeSender::connect(std::chrono::steady_clock::time_point deadline) {
   // A connection the server closed while idle (a terminated backend) is replaced before the
   // round, not by a failed round.
-  if (conn_ && !conn_->idle_alive()) conn_.reset();
+  if (conn_ && !conn_->idle_alive()) drop_connection();
   if (conn_) return;
   conn_ = pool_->connect(deadline,
                          std::string(kNotifierApplicationName) + " " + pool_->settings().schema);
@@ -150,7 +155,7 @@ bool WakeSender::send(const Batch& batch) {
   } catch (...) {
     last_error_ = "unknown error";
   }
-  if (conn_ && conn_->broken()) conn_.reset();
+  if (conn_ && conn_->broken()) drop_connection();
   return false;
 }
 
@@ -161,7 +166,7 @@ void WakeSender::loop() {
   try {
     warm_up();  // Now, before the first wake-up is owed.
   } catch (...) {
-    if (conn_ && conn_->broken()) conn_.reset();  // The first round connects again.
+    if (conn_ && conn_->broken()) drop_connection();  // The first round connects again.
   }
   std::unique_lock lock(mutex_);
   while (true) {
@@ -202,7 +207,7 @@ void WakeSender::loop() {
     delay = std::min<std::chrono::milliseconds>(delay * 2, kReconnectDelay);
   }
   lock.unlock();
-  conn_.reset();
+  drop_connection();
 }
 
 }  // namespace a2::postgres::detail

@@ -85,6 +85,8 @@ class WakeSender {
   // Connects by `deadline` unless connected (a connection the server closed is replaced);
   // throws pqxx errors.
   void connect(std::chrono::steady_clock::time_point deadline);
+  // Closes the connection and forgets its backend pid.
+  void drop_connection() noexcept;
   // Connects, and runs a round that is rolled back (nothing is sent): the first real round is
   // then as fast as the others. Gives up after kWarmUpTimeout (1 s). Throws a2::Error or pqxx
   // errors.
