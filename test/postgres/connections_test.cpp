@@ -17,6 +17,7 @@
 #include "a2/postgres.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::connections_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -207,3 +208,5 @@ TEST_CASE("a Postgres pool exhausted past pool_acquire_timeout fails the waiting
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::connections_test

@@ -19,6 +19,7 @@
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::discovery_test {
 namespace {
 
 using a2::test::PostgresServer;
@@ -240,3 +241,5 @@ TEST_CASE("the work index orders session ids bytewise whatever the database coll
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::discovery_test

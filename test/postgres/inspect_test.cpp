@@ -10,6 +10,7 @@
 #include "a2/postgres.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::inspect_test {
 namespace {
 
 using a2::test::PostgresServer;
@@ -51,3 +52,5 @@ TEST_CASE("list_sessions reads the primary key by skip scan, not every row", "[p
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::inspect_test

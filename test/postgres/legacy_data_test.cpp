@@ -17,6 +17,7 @@
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::legacy_data_test {
 namespace {
 
 using a2::Json;
@@ -210,3 +211,5 @@ TEST_CASE("jsonb refuses a lone surrogate escape, so neither writer can store on
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::legacy_data_test

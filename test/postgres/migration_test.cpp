@@ -18,6 +18,7 @@
 #include "a2/postgres.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::migration_test {
 namespace {
 
 using a2::test::PostgresServer;
@@ -389,3 +390,5 @@ TEST_CASE("open applies schema.sql only to a schema without this text's mark",
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::migration_test

@@ -25,6 +25,7 @@
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::postgres_tests {
 namespace {
 
 using a2::ErrorCode;
@@ -1015,3 +1016,5 @@ TEST_CASE("a server crash loses nothing acknowledged and retries are idempotent"
 }
 
 }  // namespace
+
+}  // namespace a2::postgres_test::postgres_tests

@@ -19,6 +19,7 @@
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
+namespace a2::postgres_test::wake_test {
 namespace {
 
 using a2::test::PostgresServer;
@@ -384,3 +385,5 @@ TEST_CASE("an earlier a2's connection still gets the NOTIFYs in its transaction"
   CHECK(notifier_pid(f) == 0);
   f->close();
 }
+
+}  // namespace a2::postgres_test::wake_test
