@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 namespace a2::bench {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -72,6 +74,24 @@ struct Measurement {
     latency.merge(other.latency);
   }
 };
+
+// The CPU time every process of the machine has used so far (user, nice, system, irq and
+// softirq of /proc/stat's first line), in seconds: the benchmark, its servers and anything else.
+// Divided by a block's wall time it says how many of the machine's cores the block kept busy.
+// 0 where /proc/stat cannot be read.
+inline double machine_busy_seconds() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return 0;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system,
+                            &idle, &iowait, &irq, &softirq);
+  std::fclose(f);
+  if (n != 7) return 0;
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? static_cast<double>(user + nice + system + irq + softirq) /
+                         static_cast<double>(ticks)
+                   : 0;
+}
 
 // How long a block runs: every thread does at most max_ops_per_thread operations and stops
 // at the deadline (whichever comes first); every thread does at least one operation.

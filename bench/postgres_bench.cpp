@@ -238,6 +238,51 @@ std::vector<LargeClaim> large_claims(a2::Store& store, a2::bench::Meter& meter, 
   return out;
 }
 
+// The statement floor of one claim of 5,000 ready events: on the same kind of fresh session,
+// one UPDATE ... RETURNING that writes the claim's columns of every claimable row and returns
+// the stored-event columns as a2's reads do, with nothing else: no row locks taken in index
+// order before the update, no boundary, no sorted array of rows, no work index. Server ms per
+// repetition (pg_stat_statements total_exec_time).
+constexpr const char* kLargeClaimFloorStatement =
+    "update a2_events set attempt_count = attempt_count + 1,"
+    " first_claimed_at = coalesce(first_claimed_at, $2), last_claimed_at = $2,"
+    " claim_holder = $3, claim_expires_at = $4"
+    " where session_id = $1 and processed_at is null and failed_at is null and lane_ready"
+    " and (claim_expires_at is null or claim_expires_at <= $2)"
+    " and (available_at is null or available_at <= $2)"
+    " returning session_id, idx, event_id, event_type, payload::text, created_at, cause::text,"
+    " lane, processed_at, processed_by_attempt, returned_event_ids::text, first_claimed_at,"
+    " last_claimed_at, attempt_count, claim_holder, claim_expires_at, failure_count,"
+    " last_failed_at, last_failed_attempt, last_error, failed_at, available_at";
+
+std::vector<double> large_claim_floor(a2::Store& store, a2::bench::Meter& meter,
+                                      const std::string& connection, const std::string& schema,
+                                      int repetitions) {
+  constexpr std::int64_t kEvents = 5000;
+  pqxx::connection c(connection);
+  pqxx::nontransaction(c).exec("set search_path to " + c.quote_name(schema));
+  c.prepare("large_claim_floor", kLargeClaimFloorStatement);
+  std::vector<double> server_ms;
+  const std::string run_tag = std::to_string(::getpid());
+  for (int r = 0; r < repetitions; ++r) {
+    const std::string session = "large-claim-floor-" + run_tag + "-" + std::to_string(r);
+    for (std::int64_t done = 0; done < kEvents; done += 1000)
+      (void)store.append(session, a2::bench::events(1000, done, /*settled=*/false));
+    std::size_t rows = 0;
+    a2::bench::Counters d = meter.around([&] {
+      pqxx::nontransaction tx(c);
+      rows = tx.exec_prepared("large_claim_floor", session, std::int64_t{1700000000000}, "large",
+                              std::int64_t{1700000600000})
+                 .size();
+    });
+    if (rows != static_cast<std::size_t>(kEvents))
+      throw std::runtime_error("the large claim floor on " + session + " updated " +
+                               std::to_string(rows) + " rows");
+    server_ms.push_back(get(d, "exec_ms"));
+  }
+  return server_ms;
+}
+
 int run(const a2::bench::Args& args, const Sections& sections) {
   std::unique_ptr<a2::test::PostgresServer> server;
   std::string connection = args.server;
@@ -348,6 +393,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
 
   // ---- One claim of 5,000 ready events. ----
   std::vector<LargeClaim> large;
+  double large_floor_ms = 0;  // The statement floor of the large claim (median server ms).
   if (sections.has("large_claim")) {
     note("one claim of 5,000 ready events");
     large = large_claims(*store, meter, 5);
@@ -364,6 +410,18 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "server ms: `total_exec_time` of its top-level statement "
                  "(pg_stat_statements).\n\n";
     large_table.print();
+    std::vector<double> floor_ms = large_claim_floor(*store, meter, connection, schema, 5);
+    std::sort(floor_ms.begin(), floor_ms.end());
+    large_floor_ms = floor_ms[floor_ms.size() / 2];
+    std::cout << "\n**Statement floor of this claim.** The same kind of fresh session, then one "
+                 "`UPDATE ... RETURNING` that writes the claim's columns of every claimable row "
+                 "and returns the stored-event columns, and nothing else (no row locks in index "
+                 "order first, no boundary, no sorted array, no work index; "
+                 "`kLargeClaimFloorStatement` in bench/postgres_bench.cpp). Server ms (median of "
+              << floor_ms.size() << ", min-max): **" << fmt(large_floor_ms, 1) << "** ("
+              << fmt(floor_ms.front(), 1) << "-" << fmt(floor_ms.back(), 1)
+              << "); a2's claim of all takes "
+              << percent(large[0].server.p50_us() / 1000, large_floor_ms) << " of it.\n\n";
   }
 
   // ---- Growth: find_work as idle sessions grow (work discovery). ----
@@ -539,6 +597,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   bool ceiling_ran = false;
   double c1_tps = 0, c16_tps = 0, ours1 = 0, ours16 = 0;
   double floor1_tps = 0, floor16_tps = 0, silent1_tps = 0, silent16_tps = 0;
+  double function1_tps = 0, function16_tps = 0;
   if (sections.has("ceiling")) {
     // And two floors: pgbench calling a function that does only what an append of one event must
     // do under the seed's protocol (docs/postgres-layout.md): the per-session advisory lock, the
@@ -550,6 +609,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     std::string script = dir + "/insert.sql";
     std::string floor_script = dir + "/floor.sql";
     std::string silent_script = dir + "/floor_without_notify.sql";
+    std::string function_script = dir + "/append_one.sql";
     {
       std::ofstream out(script);
       out << "insert into a2bench_ceiling (v) values (1);\n";
@@ -557,7 +617,19 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       floor_out << "select a2bench_floor(:client_id, true);\n";
       std::ofstream silent_out(silent_script);
       silent_out << "select a2bench_floor(:client_id, false);\n";
+      // a2's own server function, called as the store calls it for an append of one event
+      // (sql/append_one.sql without the result columns), by pgbench instead of a2's client: a
+      // fresh event id per call, each client its own session.
+      std::ofstream function_out(function_script);
+      function_out << "\\set n random(1, 1000000000000)\n"
+                      "select r_index from a2_append_one('a2bench-fn-' || :client_id, "
+                      "1700000000000, 'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
+                      "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
     }
+    // pgbench's connection for the function: the store's schema and its wake-up setting (the
+    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_wake).
+    const std::string function_connection =
+        connection + " options='-c search_path=" + schema + " -c a2.wake_after_commit=on'";
     const std::string events_table = "\"" + schema + "\".a2_events";
     const std::string floor_function =
         "create or replace function a2bench_floor(client integer, wake boolean) returns bigint\n"
@@ -583,7 +655,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       pqxx::nontransaction tx(admin);
       tx.exec("drop table if exists a2bench_ceiling");
       tx.exec("drop function if exists a2bench_floor(integer, boolean)");
-      tx.exec("delete from " + events_table + " where session_id like 'a2bench-floor-%'");
+      tx.exec("delete from " + events_table +
+              " where session_id like 'a2bench-floor-%' or session_id like 'a2bench-fn-%'");
+      tx.exec("delete from \"" + schema + "\".a2_work where session_id like 'a2bench-fn-%'");
     };
     drop_floor();
     {
@@ -600,6 +674,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       double floor_server_ms = 0;
       Ceiling silent;
       double silent_server_ms = 0;
+      Ceiling function;
+      double function_server_ms = 0;
       a2::bench::Block ours;
     };
     auto per_statement = [](const a2::bench::Counters& d) {
@@ -624,6 +700,10 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       a2::bench::Counters q = meter.around(
           [&] { pair.silent = pgbench(exe, silent_script, connection, "-M prepared " + options); });
       pair.silent_server_ms = per_statement(q);
+      a2::bench::Counters fn = meter.around([&] {
+        pair.function = pgbench(exe, function_script, function_connection, "-M prepared " + options);
+      });
+      pair.function_server_ms = per_statement(fn);
       pair.ours.merge(ours());
       return pair;
     };
@@ -640,6 +720,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     floor16_tps = p16.floor.tps;
     silent1_tps = p1.silent.tps;
     silent16_tps = p16.silent.tps;
+    function1_tps = p1.function.tps;
+    function16_tps = p16.function.tps;
     Table ceiling({"client", "TPS", "latency avg µs", "server µs/op", "a2 append 1 event ops/s",
                    "a2 latency avg µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
     Table floors({"client", "floor TPS", "floor server µs/op", "floor / ceiling",
@@ -689,6 +771,29 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "own): no implementation of the protocol can be cheaper:\n\n```sql\n"
         << floor_function << ";\n```\n\n";
     floors.print();
+    Table function({"client", "a2_append_one TPS", "its server µs/op",
+                    "it / floor without NOTIFY", "a2 append 1 event ops/s", "a2 / it"});
+    for (auto* pair : {&p1, &p16})
+      function.add({"`" + pair->function.command + "`", fmt(pair->function.tps, 0),
+                    fmt(pair->function_server_ms * 1000, 1),
+                    percent(pair->function.tps, pair->silent.tps),
+                    fmt(pair->ours.m.ops_per_s(), 0),
+                    percent(pair->ours.m.ops_per_s(), pair->function.tps)});
+    std::cout << "### a2's append function without a2's client\n\n"
+                 "`append_one.sql` calls the server function a2 calls for an append of one "
+                 "event (`a2_append_one`, sql/schema.sql: the session lock, the id check, the "
+                 "insert, the work index entry and the wake-up flag, which the store's notifier "
+                 "turns into a NOTIFY after commit) with the store's settings, a fresh event "
+                 "id per call, each client on its own session; prepared (`-M prepared`), in the "
+                 "same pairs of a2 blocks as above. `it / floor without NOTIFY` is what a2's "
+                 "server-side obligations beyond the protocol floor cost; `a2 / it` is what "
+                 "a2's client (validation, JSON, the pool, libpqxx, the deadline watchdog, "
+                 "the notifier's rounds) costs:\n\n```\n"
+              << "\\set n random(1, 1000000000000)\n"
+                 "select r_index from a2_append_one('a2bench-fn-' || :client_id, 1700000000000, "
+                 "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
+                 "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n```\n\n";
+    function.print();
   }
 
   // ---- Feed wake latency: 16 writer threads, one of them watched by a feed. ----
@@ -813,6 +918,12 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  percent(ours1, silent1_tps), ours1 >= 0.9 * silent1_tps ? "yes" : "no"});
     targets.add({"append 1 at 16 threads >= 80% of the floor without NOTIFY at -c 16",
                  percent(ours16, silent16_tps), ours16 >= 0.8 * silent16_tps ? "yes" : "no"});
+    targets.add({"(no target) a2_append_one by pgbench vs the floor without NOTIFY, -c 1 / -c 16: "
+                 "the most any client of a2's function reaches",
+                 percent(function1_tps, silent1_tps) + " / " + percent(function16_tps, silent16_tps),
+                 "-"});
+    targets.add({"(no target) a2 append 1 vs a2_append_one by pgbench, 1 / 16 threads",
+                 percent(ours1, function1_tps) + " / " + percent(ours16, function16_tps), "-"});
   }
   if (ran_cycle) {
     auto& b1 = blocks["cycle@1"];
@@ -825,6 +936,17 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                      fmt(b16.per_op("exec_ms"), 3) + " at 16 threads, " +
                      fmt(b1.per_op("exec_ms"), 3) + " at 1)",
                  sixteen >= 2 * one ? "yes" : "no"});
+    // The CPU bound: 16 threads can run at most as many cycles per second as the machine's
+    // cores do at the 1-thread cycle's CPU per cycle (contention only adds to it).
+    const double cores = std::thread::hardware_concurrency();
+    const double cpu1 = b1.per_op("machine_cpu_s");
+    targets.add({"(no target) the CPU bound of that ratio: the 1-thread cycle keeps this many "
+                 "cores busy; at its CPU per cycle all cores run at most this multiple of it",
+                 fmt(b1.cores_busy(), 2) + " of " + fmt(cores, 0) + " cores (" +
+                     fmt(cpu1 * 1e6, 0) + " µs of machine CPU per cycle; " +
+                     fmt(b16.per_op("machine_cpu_s") * 1e6, 0) + " at 16 threads): at most " +
+                     fmt(cpu1 > 0 ? cores / cpu1 / one : 0, 2) + "x",
+                 "-"});
   }
   if (ran_operations) {
     // The read's floor: the same statement (sql/read.sql, prepared by the store) run by libpq
@@ -886,7 +1008,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     targets.add({l.name + " <= 30 ms of server time",
                  fmt(p50_ms, 1) + " ms (median of " + std::to_string(l.server.count()) + "; max " +
                      fmt(l.server.quantile_us(1.0) / 1000, 1) + " ms; client p50 " +
-                     fmt(l.client.p50_us() / 1000, 1) + " ms)",
+                     fmt(l.client.p50_us() / 1000, 1) + " ms; the statement floor of this claim: " +
+                     fmt(large_floor_ms, 1) + " ms)",
                  p50_ms <= 30 ? "yes" : "no"});
   }
   std::cout << "### Postgres targets\n\n";

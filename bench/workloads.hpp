@@ -46,6 +46,8 @@ struct Block {
   double per_op(const std::string& key) const {
     return m.ops > 0 ? get(delta, key) / static_cast<double>(m.ops) : 0;
   }
+  // The machine's cores the block kept busy on average (all processes; Meter's machine_cpu_s).
+  double cores_busy() const { return m.seconds > 0 ? get(delta, "machine_cpu_s") / m.seconds : 0; }
   void merge(const Block& other) {
     m.merge(other.m);
     delta = plus(delta, other.delta);
@@ -56,7 +58,14 @@ struct Block {
 // (measured once, two snapshots with nothing in between).
 class Meter {
  public:
-  explicit Meter(std::function<Counters()> snapshot) : snapshot_(std::move(snapshot)) {
+  // Every snapshot also holds "machine_cpu_s", the machine's CPU time so far
+  // (machine_busy_seconds()): a block's delta is the CPU all processes used during it.
+  explicit Meter(std::function<Counters()> snapshot)
+      : snapshot_([server = std::move(snapshot)] {
+          Counters c = server();
+          c["machine_cpu_s"] = machine_busy_seconds();
+          return c;
+        }) {
     Counters a = snapshot_();
     Counters b = snapshot_();
     overhead_ = minus(b, a);
@@ -173,6 +182,8 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
 
   std::vector<std::string> headers = {"workload", "threads", "ops", "ops/s", "p50 µs", "p99 µs"};
   for (const auto& c : columns) headers.push_back(c.header);
+  headers.push_back("machine cores busy");
+  headers.push_back("machine CPU µs/op");
   Table table(headers);
   auto add_row = [&](Table& t, std::vector<std::string> row, Block& b) {
     row.push_back(std::to_string(b.m.ops));
@@ -180,6 +191,8 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
     row.push_back(fmt(b.m.latency.p50_us(), 0));
     row.push_back(fmt(b.m.latency.p99_us(), 0));
     for (const auto& c : columns) row.push_back(fmt(b.per_op(c.key), c.precision));
+    row.push_back(fmt(b.cores_busy(), 2));
+    row.push_back(fmt(b.per_op("machine_cpu_s") * 1e6, 0));
     t.add(std::move(row));
   };
 
@@ -228,7 +241,14 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
                "counts calls of 10 events each. A claim + complete cycle is two write "
                "operations (claim_available, then complete_attempt with one child) and counts "
                "as one op. "
-            << method << "\n\n";
+            << method
+            << " Machine cores busy = the CPU time of every process on the machine (the "
+               "benchmark, the server, anything else; /proc/stat) over the block divided by its "
+               "wall time, out of the machine's "
+            << std::thread::hardware_concurrency()
+            << "; machine CPU µs/op = that CPU time per operation. A block that keeps every "
+               "core busy is bound by CPU: more threads cannot make it faster unless each "
+               "operation costs less.\n\n";
   table.print();
 
   // ---- Cost as the data grows. ----
