@@ -1,8 +1,9 @@
 -- SPDX-License-Identifier: MIT
--- @keys count meta meta-split
+-- @keys count meta meta-split work
 -- @argv holder now expires_at n {index attempt}*n
 -- Extends the leases of live claims held by `holder` (docs/semantics.md#renew_claims).
--- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split
+-- KEYS[1] count  KEYS[2] meta  KEYS[3] meta-split  KEYS[4] work (p:work, the work index:
+-- docs/redis-layout.md#work-index)
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] n, then per claim:
 -- ARGV[4 + 2i - 1] index, ARGV[4 + 2i] attempt
 -- Returns { renewedCount, renewedIndex..., supersededIndex... } (indexes at or below the clear
@@ -12,8 +13,12 @@
 -- holder matches, the lease is still live (ce > now) and attemptCount EQUALS the attempt
 -- (decision docs/semantics.md#Q11; seed-R accepted attemptCount <= attempt). attemptCount > attempt
 -- is superseded.
-local COUNTER, META, SPLIT = KEYS[1], KEYS[2], KEYS[3]
+-- Work index: when it renewed anything, ZADD LT CH of the session's entry to expiresAt (a lease
+-- renewed to end before the entry makes its event claimable sooner), and the work signal
+-- {"f":<head>} only when that moved the entry (an extension moves nothing).
+local COUNTER, META, SPLIT, WORK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --#include meta.lua
+--#include work.lua
 local counts = redis.call('MGET', COUNTER, SPLIT, CLEAR)
 local total = tonumber(counts[1] or '0')
 use_split(counts[2], counts[1], counts[3])
@@ -44,6 +49,7 @@ for _, claim in ipairs(claims) do
   end
 end
 flush()
+if #renewed > 0 and work_lower_changed(ARGV[3]) then work_signal(total) end
 for _, field in ipairs(cleared) do superseded[#superseded + 1] = field end
 local result = { decimal(#renewed) }
 for i = 1, #renewed do result[#result + 1] = renewed[i] end

@@ -833,6 +833,15 @@ begin
   end loop;
   r_renewed := renewed;
   r_superseded := superseded;
+  -- Work index: lower(E, expires) when it renewed anything (a lease renewed to end before the
+  -- entry makes its event claimable sooner), and the work signal only when that moved the entry:
+  -- a renewal that extends a lease lowers nothing (docs/semantics.md#work-discovery).
+  if cardinality(extended) > 0 then
+    insert into a2_work as w (session_id, next_at) values (s, expires)
+    on conflict (session_id) do update set next_at = excluded.next_at
+     where excluded.next_at < w.next_at;
+    perform a2_wake(s, false, found);
+  end if;
 end $$;
 
 -- release_claims (an a2 extension). The claims are parallel arrays of indexes and attempts.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 183-196 (docs/semantics.md#work-discovery-scenarios): the work index
-// kept by every write (docs/semantics.md#work-discovery), find_work paging, watch_work signals,
-// sweep_work and bad input. S197 is the model check (conformance/model/model_check.cpp).
+// Conformance scenarios 183-196 and 214 (docs/semantics.md#work-discovery-scenarios): the work
+// index kept by every write (docs/semantics.md#work-discovery), find_work paging, watch_work
+// signals, sweep_work and bad input. S197 is the model check (conformance/model/model_check.cpp).
 //
 // Each test uses session ids of its own (d<scenario>...), so that signals of one test can never
 // be mistaken for another's on a server whose notification channel the stores share.
@@ -280,6 +280,35 @@ TEST_CASE("find_work: a release of a live lease lowers the entry to now",
   REQUIRE(entry(*f, "d190") == kT0 + 100 + kTtl);
   REQUIRE(release(*f, "d190", {{1, 1}}).not_held == std::vector<std::int64_t>{1});
   REQUIRE(entry(*f, "d190") == kT0 + 100 + kTtl);
+  require_nothing_to_sweep(*f);
+}
+
+TEST_CASE("find_work: a renewal that ends a lease sooner lowers the entry to the new end",
+          "[find_work][renew][S214]") {
+  auto f = fresh();
+  (void)f->append("d214", {ev()});
+  (void)f->append("d214m", {ev()});  // The marker session of the signal checks below.
+  REQUIRE(claimed(claim(*f, "d214")) == std::vector<std::int64_t>{1});
+  REQUIRE(entry(*f, "d214") == kT0 + kTtl);
+  {  // Postgres sends wake-ups after commit: once a watch saw a marker written last, the
+     // setup's signals went out before the watch below listens.
+    auto drain = f->watch_work({.sweep_interval = std::chrono::milliseconds(0)});
+    (void)f->append("d214z", {ev()});
+    REQUIRE(collect_signals(*drain, {"d214z"}).count("d214z") == 1);
+  }
+  auto watch = f->watch_work({.sweep_interval = std::chrono::milliseconds(0)});
+  f.clock->advance(100);
+  // Renewed to end at T0 + 5000, before the entry: the event is claimable from then.
+  REQUIRE(renew_until(*f, {{1, 1}}, kT0 + 5000, "w1", "d214").renewed ==
+          std::vector<std::int64_t>{1});
+  REQUIRE(entry(*f, "d214") == kT0 + 5000);
+  REQUIRE(collect_signals(*watch, {"d214"}) == std::map<std::string, int>{{"d214", 1}});
+  // Extended again: the entry stays (it is never later than the work), and nothing signals.
+  REQUIRE(renew_until(*f, {{1, 1}}, kT0 + 60000, "w1", "d214").renewed ==
+          std::vector<std::int64_t>{1});
+  REQUIRE(entry(*f, "d214") == kT0 + 5000);
+  (void)f->append("d214m", {ev()});  // Signals arrive in write order: the marker comes last.
+  REQUIRE(collect_signals(*watch, {"d214m"}) == std::map<std::string, int>{{"d214m", 1}});
   require_nothing_to_sweep(*f);
 }
 

@@ -8,6 +8,10 @@
 local WORK_SESSION = string.sub(COUNTER, string.find(COUNTER, ':', 1, true) + 1, -7)
 -- lower(E, at): ZADD LT adds a missing entry and moves an existing one only earlier.
 local function work_lower(at) redis.call('ZADD', WORK, 'LT', at, WORK_SESSION) end
+-- lower(E, at), true when it added or moved the entry (CH counts changed members too).
+local function work_lower_changed(at)
+  return redis.call('ZADD', WORK, 'LT', 'CH', at, WORK_SESSION) == 1
+end
 -- E := at.
 local function work_set(at) redis.call('ZADD', WORK, at, WORK_SESSION) end
 local function work_remove() redis.call('ZREM', WORK, WORK_SESSION) end

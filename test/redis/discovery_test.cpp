@@ -148,7 +148,8 @@ TEST_CASE("each write changes the work index with at most one command inside its
                          .claims = {{1, 1}},
                          .ttl_ms = kTtl,
                          .expires_at_ms = std::nullopt});
-  expect("renewal", 0, "");
+  // A renewal lowers the entry to the new lease end (docs/semantics.md#S214).
+  expect("renewal", 1, "\"LT\"");
   REQUIRE(complete(*f, "s", 1, 1).verdict == CompleteVerdict::completed);
   expect("completion without children", 0, "");
   REQUIRE(complete(*f, "s", 2, 1, {child("c1")}).verdict == CompleteVerdict::completed);

@@ -97,7 +97,7 @@ ev() {
   shift 2
   case $name in
     append | claim_available | complete_attempt | complete_attempts | fail_attempt | \
-      release_claims | redrive | clear)
+      release_claims | renew_claims | redrive | clear)
       cli EVALSHA "${sha[$name]}" $((n + 1)) "${@:1:n}" "$P:work" "${@:n+1}" ;;
     *) cli EVALSHA "${sha[$name]}" "$n" "$@" ;;
   esac
@@ -156,12 +156,20 @@ expect "claim excluding the leased events" "settled" ev claim_available 6 $(base
 expect "renew: live lease, equal attempt" "1|1" \
   ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 2600 1 1 1
 expect "renewed lease" "2600" cli HGET "$(k meta):0" 1:ce
+expect "a renewal that extends a lease leaves the entry (the busy claim's retry time)" "2000" \
+  cli ZSCORE "$P:work" "$S"
 expect "renew: attempt above the stored one is not renewed (Q11)" "0" \
   ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 2700 1 1 2
 expect "renew: older attempt superseded, above the head ignored, live lease renewed" "1|2|1" \
   ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 2700 3 1 0 2 1 9 1
 expect "renew by another holder" "0" \
   ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" other 1500 2700 1 2 1
+expect "renew: a lease ended sooner" "1|1" \
+  ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 1800 1 1 1
+expect "a renewal that ends a lease before the entry lowers it" "1800" cli ZSCORE "$P:work" "$S"
+expect "renew: the lease extended again" "1|1" \
+  ev renew_claims 3 "$(k count)" "$(k meta)" "$(k meta-split)" w 1500 2600 1 1 1
+expect "the entry stays" "1800" cli ZSCORE "$P:work" "$S"
 
 # --- complete ----------------------------------------------------------------------------------
 ckeys() { echo "$(k log) $(k count) $(k meta) $(k pending) $(k ready) $(k snapshot-pins:$1) $(k snapshot-pin-counts) $(k meta-split)"; }

@@ -351,6 +351,8 @@ class MemoryStore final : public Store {
       // Otherwise ignored: lapsed, finished, or another holder's lease.
     }
     result.superseded.insert(result.superseded.end(), cleared.begin(), cleared.end());
+    // Work index: the renewed events are claimable from their new lease end.
+    if (!result.renewed.empty()) core_->work.lower_if_earlier(request.session_id, expires_at);
     return result;
   }
 

@@ -4,8 +4,10 @@
 // The work index of the in-memory reference backend and its live signal
 // (docs/semantics.md#work-discovery, #find_work, #watch_work). The memory store calls one of the
 // index's three moves at each write, as the table of "Work discovery" says:
-//   lower(S, t)   E := min(E, t), and a work signal for S: the only move that signals, so the
-//                 writes that signal are exactly the writes that lower an entry;
+//   lower(S, t)   E := min(E, t), and a work signal for S: with lower_if_earlier the only
+//                 moves that signal, so the writes that signal are exactly the writes that
+//                 lower an entry;
+//   lower_if_earlier(S, t)   a renewal's: E := min(E, t), signalling only when that moved E;
 //   after_claim   the claim's row of the table (E := an exact time, or removed, or lower to now),
 //                 never a signal (claims do not signal);
 //   remove(S)     a clear.
@@ -134,6 +136,16 @@ class MemoryWorkIndex {
   void lower(const std::string& session_id, std::int64_t t) {
     auto it = at_.find(session_id);
     if (it == at_.end() || t < it->second) put(session_id, t);
+    signals_->signal(session_id);
+  }
+
+  // A renewal's lower(E, t), t the new lease end: a lease renewed to end before the entry makes
+  // its event claimable sooner than the entry said. It signals only when it moved the entry: a
+  // renewal that extends a lease lowers nothing (docs/semantics.md#work-discovery).
+  void lower_if_earlier(const std::string& session_id, std::int64_t t) {
+    auto it = at_.find(session_id);
+    if (it != at_.end() && it->second <= t) return;
+    put(session_id, t);
     signals_->signal(session_id);
   }
 

@@ -16,6 +16,7 @@ namespace a2::postgres::detail::calls {
 
 struct RenewClaims {
   static constexpr const char* kStatement = "a2_renew_claims";
+  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = RenewResult;
 
   std::string session_id;
@@ -30,9 +31,9 @@ struct RenewClaims {
                             int_array(indexes), int_array(attempts));
   }
 
-  // r_renewed, r_superseded (bigint[] text).
+  // r_renewed, r_superseded (bigint[] text), r_wake.
   static Reply decode(const pqxx::result& rows) {
-    expect_columns(rows, 0, {"r_renewed", "r_superseded"}, true);
+    expect_columns(rows, 0, {"r_renewed", "r_superseded", "r_wake"}, true);
     const auto& row = rows.at(0);
     return RenewResult{parse_int_array(row[0].c_str()), parse_int_array(row[1].c_str())};
   }

@@ -22,7 +22,7 @@ namespace scripts {
 
 Call RenewClaims::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.count(session), k.meta(session), k.meta_split(session)};
+  c.keys = {k.count(session), k.meta(session), k.meta_split(session), k.work()};
   c.argv = {std::string(holder), decimal(now), decimal(expires_at),
             decimal(static_cast<std::int64_t>(claims.size()))};
   for (const auto& claim : claims) {

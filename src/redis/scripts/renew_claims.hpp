@@ -19,7 +19,7 @@ RenewResult renew_result(std::string_view op, const Reply& r);
 namespace scripts {
 
 struct RenewClaims {
-  static constexpr std::string_view kKeys = "count meta meta-split";
+  static constexpr std::string_view kKeys = "count meta meta-split work";
   static constexpr std::string_view kArgv = "holder now expires_at n {index attempt}*n";
   static const a2::detail::EmbeddedText& script();
 
