@@ -670,14 +670,22 @@ begin
 end $$;
 
 -- claim_available. excluded_indexes: indexes the caller does not want; max_events: claim at
--- most this many (null: all). Returns r_verdict (claimed|busy|settled), r_events and
--- r_clear_index when claimed, r_retry_at when busy: the earliest live lease end or future
--- available_at among the candidates.
-create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
-                                              excluded_indexes bigint[], max_events bigint,
-                                              out r_verdict text,
-                                              out r_retry_at bigint, out r_clear_index bigint,
-                                              out r_events a2_events[])
+-- most this many (null: all). Returns one row per claimed event: r_verdict 'claimed',
+-- r_clear_index and the event's stored columns (in no particular order: the caller sorts by
+-- idx); or, when none was claimed, one row of r_verdict 'busy' with r_retry_at (the earliest
+-- live lease end or future available_at among the candidates) or 'settled', the event columns
+-- null. Rows, not an array of a2_events: a claim of 5,000 events spent a third of its time
+-- building the array of composite rows and taking it apart again (docs/postgres-layout.md#a2_claim).
+create or replace function a2_claim(s text, holder text, now_ms bigint, expires bigint,
+                                    excluded_indexes bigint[], max_events bigint)
+returns table (r_verdict text, r_retry_at bigint, r_clear_index bigint,
+               session_id text, idx bigint, event_id text, event_type text, payload jsonb,
+               created_at bigint, cause jsonb, lane text, processed_at bigint,
+               processed_by_attempt integer, returned_event_ids jsonb, first_claimed_at bigint,
+               last_claimed_at bigint, attempt_count integer, claim_holder text,
+               claim_expires_at bigint, failure_count integer, last_failed_at bigint,
+               last_failed_attempt integer, last_error text, failed_at bigint,
+               available_at bigint)
 language plpgsql
 -- Generic plans, made once per connection. With custom plans (plpgsql's choice when they look
 -- cheaper than the generic one, as they did whenever the statistics held sessions of thousands
@@ -689,12 +697,11 @@ language plpgsql
 -- next call would visit again.
 set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
 as $$
+#variable_conflict use_column
 declare
-  ci bigint;
   retry bigint;
-  -- How many rows the claim took: a statement given r_events itself would copy the whole array
-  -- (5,000 rows of a large claim) for each use.
-  claimed_count integer;
+  -- How many rows the claim took (the rows the claim statement returned).
+  claimed_count bigint;
 begin
   -- Eligible rows are locked in index order and updated in one statement, which also reads the
   -- boundary. A claim that waited on a row re-checks only that row, which is why clear sets
@@ -702,15 +709,17 @@ begin
   -- rows that still qualify: a row that another claim took while this one waited for it fails
   -- the re-check and the next row is locked instead, so concurrent bounded claims get
   -- different events.
+  return query
   with boundary as materialized (
-    select coalesce((select clear_index from a2_clears where session_id = s), 0) as clear_index
+    select coalesce((select c.clear_index from a2_clears c where c.session_id = s), 0)
+      as clear_index
   ), eligible as materialized (
     select event.ctid as row_id from a2_events event
      where event.session_id = s
        and event.processed_at is null
        and event.failed_at is null
        and event.lane_ready
-       and event.idx > (select clear_index from boundary)
+       and event.idx > (select b.clear_index from boundary b)
        and (event.claim_expires_at is null or event.claim_expires_at <= now_ms)
        and (event.available_at is null or event.available_at <= now_ms)
        and not (event.idx = any(excluded_indexes))
@@ -724,18 +733,18 @@ begin
       last_claimed_at = now_ms,
       claim_holder = holder,
       claim_expires_at = expires
-    where claimed.ctid = any(array(select row_id from eligible))
-    returning claimed.idx as row_idx, claimed as row_value
+    where claimed.ctid = any(array(select e.row_id from eligible e))
+    returning claimed.*
   )
-  -- Sorted by the returned idx, not by (row_value).idx, which takes the row apart for every
-  -- comparison (a third of a 5,000-event claim).
-  select (select array_agg(updated.row_value order by updated.row_idx) from updated),
-         (select clear_index from boundary)
-    into r_events, ci;
-  if r_events is not null then
-    r_verdict := 'claimed';
-    r_clear_index := ci;
-    claimed_count := cardinality(r_events);
+  select 'claimed'::text, null::bigint, (select b.clear_index from boundary b),
+         u.session_id, u.idx, u.event_id, u.event_type, u.payload, u.created_at, u.cause, u.lane,
+         u.processed_at, u.processed_by_attempt, u.returned_event_ids, u.first_claimed_at,
+         u.last_claimed_at, u.attempt_count, u.claim_holder, u.claim_expires_at,
+         u.failure_count, u.last_failed_at, u.last_failed_attempt, u.last_error, u.failed_at,
+         u.available_at
+    from updated u;
+  get diagnostics claimed_count = row_count;
+  if claimed_count > 0 then
     -- Work index (not for a claim with exclusions): stopped at max_events, the rest unseen:
     -- lower(E, now); else E := the earliest busy time of the ready rows, the ones just claimed
     -- (their lease end) included: exactly when the next claim can succeed.
@@ -749,9 +758,9 @@ begin
            and busy.processed_at is null
            and busy.failed_at is null
            and busy.lane_ready
-           and busy.idx > ci
+           and busy.idx > coalesce((select c.clear_index from a2_clears c where c.session_id = s), 0)
            and (busy.claim_expires_at > now_ms or busy.available_at > now_ms))) end
-      on conflict (session_id) do update
+      on conflict on constraint a2_work_pkey do update
         set next_at = case when claimed_count = max_events
                            then least(w.next_at, excluded.next_at) else excluded.next_at end;
     end if;
@@ -759,31 +768,55 @@ begin
   end if;
   -- Q10: excluded events count neither as claimable nor as busy. A held candidate contributes
   -- its lease end, a delayed one its available_at.
-  select min(case when claim_expires_at > now_ms then claim_expires_at else available_at end)
-    into retry from a2_events
-   where session_id = s
-     and processed_at is null
-     and failed_at is null
-     and lane_ready
-     and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
-     and (claim_expires_at > now_ms or available_at > now_ms)
-     and not (idx = any(excluded_indexes));
+  select min(case when e.claim_expires_at > now_ms then e.claim_expires_at else e.available_at end)
+    into retry from a2_events e
+   where e.session_id = s
+     and e.processed_at is null
+     and e.failed_at is null
+     and e.lane_ready
+     and e.idx > coalesce((select c.clear_index from a2_clears c where c.session_id = s), 0)
+     and (e.claim_expires_at > now_ms or e.available_at > now_ms)
+     and not (e.idx = any(excluded_indexes));
   if retry is not null then
     r_verdict := 'busy';
     r_retry_at := retry;
     -- Work index: E := retry_at (not for a claim with exclusions).
     if coalesce(cardinality(excluded_indexes), 0) = 0 then
       insert into a2_work as w (session_id, next_at) values (s, retry)
-      on conflict (session_id) do update set next_at = excluded.next_at;
+      on conflict on constraint a2_work_pkey do update set next_at = excluded.next_at;
     end if;
+    return next;
     return;
   end if;
   r_verdict := 'settled';
   -- Work index: nothing claimable or held, remove the entry (not for a claim with exclusions).
   if coalesce(cardinality(excluded_indexes), 0) = 0 then
-    delete from a2_work where session_id = s;
+    delete from a2_work w where w.session_id = s;
   end if;
+  return next;
 end $$;
+
+-- claim_available as one row of arrays: r_verdict, r_retry_at, r_clear_index and r_events, the
+-- claimed rows as a2_events in index order (null when none). a2_complete_attempts' claim_next
+-- reads the claim this way, as did the claim_available statement of earlier builds, whose
+-- processes keep claiming through it while a schema is shared. No rule of its own: a2_claim's
+-- rows, aggregated (a claimed row is lane_ready, which a2_claim does not return).
+create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
+                                              excluded_indexes bigint[], max_events bigint,
+                                              out r_verdict text,
+                                              out r_retry_at bigint, out r_clear_index bigint,
+                                              out r_events a2_events[])
+language sql as $$
+  select min(c.r_verdict), min(c.r_retry_at), min(c.r_clear_index),
+         array_agg(row(c.session_id, c.idx, c.event_id, c.event_type, c.payload, c.created_at,
+                       c.cause, c.lane, true, c.processed_at, c.processed_by_attempt,
+                       c.returned_event_ids, c.first_claimed_at, c.last_claimed_at,
+                       c.attempt_count, c.claim_holder, c.claim_expires_at, c.failure_count,
+                       c.last_failed_at, c.last_failed_attempt, c.last_error, c.failed_at,
+                       c.available_at)::a2_events order by c.idx)
+           filter (where c.idx is not null)
+    from a2_claim(s, holder, now_ms, expires, excluded_indexes, max_events) c
+$$;
 
 -- renew_claims. The claims are parallel arrays of indexes and attempts. Returns r_renewed and
 -- r_superseded (indexes). Q11: the attempt must be equal.

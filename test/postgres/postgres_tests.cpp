@@ -98,6 +98,49 @@ a2::ClearResult clear(a2::Store& store, const std::string& s = "s") {
   return store.clear({.session_id = s, .if_last_index = std::nullopt, .cause = std::nullopt});
 }
 
+// a2_claim returns the claimed rows in the order its update met them (for the TID scan, the
+// rows' physical order), not by index (docs/postgres-layout.md#a2_claim): the caller sorts them.
+// Rows written in descending index order lie on their page in that order, so the claim's rows come
+// back descending, and the store must still answer in index order, bounded or not, as must
+// a2_claim_available, whose array claim_next reads.
+TEST_CASE("a claim answers in index order whatever order the rows lie in", "[postgres][claim]") {
+  auto f = fresh();
+  for (const char* s : {"desc", "desc-bounded", "desc-array", "desc-raw"})
+    for (int idx = 5; idx >= 1; --idx)
+      a2::postgres_test::sql(
+          f, "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at) "
+             "values ('" + std::string(s) + "', " + std::to_string(idx) + ", '" + s + "-" +
+                 std::to_string(idx) + "', 't', '{}', 1)");
+  // The precondition: the function's own rows come back in the rows' order, descending.
+  auto raw = a2::postgres_test::sql(
+      f, "select idx from a2_claim('desc-raw', 'w', " + std::to_string(kT0) + ", " +
+             std::to_string(kT0 + 1000) + ", '{}', null)");
+  std::vector<std::int64_t> raw_order;
+  for (const auto& row : raw) raw_order.push_back(row[0].as<std::int64_t>());
+  REQUIRE(raw_order == std::vector<std::int64_t>{5, 4, 3, 2, 1});
+
+  auto claim = [&](const std::string& s, std::optional<std::int64_t> max) {
+    std::vector<std::int64_t> out;
+    for (const auto& e : f->claim_available({.session_id = s,
+                                             .holder = "w",
+                                             .ttl_ms = 1000,
+                                             .expires_at_ms = std::nullopt,
+                                             .exclude_indexes = {},
+                                             .max_events = max})
+                             .events)
+      out.push_back(e.index);
+    return out;
+  };
+  CHECK(claim("desc", std::nullopt) == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+  CHECK(claim("desc-bounded", 3) == std::vector<std::int64_t>{1, 2, 3});
+  auto array = a2::postgres_test::sql(
+      f, "select (e).idx from (select unnest(r_events) e from a2_claim_available('desc-array', "
+         "'w', " + std::to_string(kT0) + ", " + std::to_string(kT0 + 1000) + ", '{}', null)) x");
+  std::vector<std::int64_t> array_order;
+  for (const auto& row : array) array_order.push_back(row[0].as<std::int64_t>());
+  CHECK(array_order == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+}
+
 TEST_CASE("clear maps the unique violation of a taken marker id to partial_duplicate_batch",
           "[clear][S119][postgres]") {
   auto f = fresh();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The typed caller of a2_claim_available (sql/claim_available.sql, sql/schema.sql).
+// The typed caller of the claim (sql/claim_available.sql: a2_claim of sql/schema.sql).
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <pqxx/pqxx>
@@ -32,12 +33,14 @@ struct ClaimAvailable {
                             int_array(exclude_indexes), max_events);
   }
 
-  // r_verdict, r_retry_at, r_clear_index, then the claimed rows.
+  // r_verdict, r_retry_at, r_clear_index, then the claimed rows (in the order the claim's update
+  // met them: decode_part sorts them).
   static Reply decode(const pqxx::result& rows) { return decode_part(rows, 0, 0, rows.size()); }
 
   // The claim's columns r_verdict, r_retry_at, r_clear_index at `first`, the claimed rows'
   // stored-event columns after them, in the rows [begin, end) of `rows`: claim_available's reply,
-  // and the claim_next part of complete_attempts' (calls/complete_attempts.hpp).
+  // and the claim_next part of complete_attempts' (calls/complete_attempts.hpp). The events come
+  // out in index order, whatever the rows' order.
   static Reply decode_part(const pqxx::result& rows, pqxx::row::size_type first,
                            pqxx::result::size_type begin, pqxx::result::size_type end) {
     expect_columns(rows, first, {"r_verdict", "r_retry_at", "r_clear_index"});
@@ -47,6 +50,11 @@ struct ClaimAvailable {
     if (verdict == "claimed") {
       out.verdict = ClaimVerdict::claimed;
       out.events = stored_events_of(rows, first + 3, begin, end);
+      const auto by_index = [](const StoredEvent& a, const StoredEvent& b) {
+        return a.index < b.index;
+      };
+      if (!std::is_sorted(out.events.begin(), out.events.end(), by_index))
+        std::sort(out.events.begin(), out.events.end(), by_index);
       const auto clear_index = row[first + 2].as<std::int64_t>();
       if (clear_index > 0)
         for (auto& e : out.events) e.clear_index = clear_index;
