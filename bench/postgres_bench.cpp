@@ -121,18 +121,24 @@ using a2::bench::Table;
 //                (e.g. a STABLE SQL function folded at plan time), which is no round trip
 //   exec_ms      sum(total_exec_time): server time executing them (function bodies included)
 a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
-  a2::bench::Counters c{
-      {"round_trips", 0}, {"notify_rounds", 0}, {"statements", 0}, {"exec_ms", 0}};
+  a2::bench::Counters c{{"round_trips", 0}, {"notify_rounds", 0}, {"statements", 0},
+                        {"exec_ms", 0},     {"notify_ms", 0},     {"write_ms", 0}};
   c["round_trips"] = static_cast<double>(g_round_trips.load());
   c["notify_rounds"] = static_cast<double>(g_notify_rounds.load());
   if (!have_statements) return c;
   pqxx::nontransaction tx(admin);
+  // exec_ms: every top-level statement; notify_ms: the notifiers' rounds (sql/send_wakes.sql,
+  // known by its header comment); write_ms: the rest, the operations' own statements.
   auto row = tx.exec(
-      "select coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8 "
+      "select coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8, "
+      "coalesce(sum(total_exec_time) filter (where query like '%send_wakes: one round%'), "
+      "0)::float8 "
       "from pg_stat_statements where dbid = (select oid from pg_database where datname = "
       "current_database()) and toplevel")[0];
   c["statements"] = row[0].as<double>();
   c["exec_ms"] = row[1].as<double>();
+  c["notify_ms"] = row[2].as<double>();
+  c["write_ms"] = c["exec_ms"] - c["notify_ms"];
   return c;
 }
 
@@ -164,6 +170,61 @@ Ceiling pgbench(const std::string& exe, const std::string& script, const std::st
   if (c.tps <= 0) throw std::runtime_error("cannot parse pgbench output:\n" + out);
   return c;
 }
+
+// The least an append must do on the seed's table and a2's work index, as one server-side
+// function with constant values and no checks (the protocol floor of the ceiling section plus
+// the work index entry a2's append keeps): the session lock, the head read, the insert, the
+// a2_work upsert. The growth floor below runs it.
+constexpr const char* kGrowthFloorFunction = R"(create or replace function a2bench_growth_floor(s text) returns bigint
+language plpgsql as $$
+declare
+  i bigint;
+begin
+  perform pg_advisory_xact_lock(hashtext(s));
+  i := coalesce((select head.idx from a2_events head where head.session_id = s
+                  order by head.idx desc limit 1), 0) + 1;
+  insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
+  values (s, i, s || '-' || i, 'bench.event', '{"n": 1, "text": "benchmark event"}',
+          1700000000000);
+  insert into a2_work as w (session_id, next_at) values (s, 1700000000000)
+  on conflict (session_id) do update set next_at = excluded.next_at
+   where excluded.next_at < w.next_at;
+  return i;
+end $$)";
+
+// The floor as sessions grow (a2::bench::GrowthFloor): kGrowthFloorFunction on the key pattern
+// of the suite's growth rows, so what grows with the number of sessions in the table and its
+// indexes shows apart from a2's code; on a connection of its own, sessions
+// "a2bench-gfloor-<s>". Server time per call from pg_stat_statements.
+class GrowthFloorCalls {
+ public:
+  GrowthFloorCalls(std::string connection, std::string schema)
+      : connection_(std::move(connection)), schema_(std::move(schema)) {}
+  // Connects and creates the function (the suite calls it once its own sessions exist).
+  void setup() {
+    conn_ = std::make_unique<pqxx::connection>(connection_);
+    pqxx::nontransaction(*conn_).exec("set search_path to " + conn_->quote_name(schema_));
+    pqxx::nontransaction(*conn_).exec(kGrowthFloorFunction);
+    conn_->prepare("growth_floor", "select a2bench_growth_floor($1)");
+  }
+  void operator()(const std::string& session) {
+    pqxx::nontransaction tx(*conn_);
+    (void)tx.exec_prepared("growth_floor", "a2bench-gfloor-" + session);
+  }
+  // Deletes the floor's rows and its function (the store's data stays).
+  void drop() {
+    if (!conn_) return;
+    pqxx::nontransaction tx(*conn_);
+    tx.exec("delete from a2_events where session_id like 'a2bench-gfloor-%'");
+    tx.exec("delete from a2_work where session_id like 'a2bench-gfloor-%'");
+    tx.exec("drop function if exists a2bench_growth_floor(text)");
+  }
+
+ private:
+  std::string connection_;
+  std::string schema_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
 
 // The sections --only selects (all when empty).
 struct Sections {
@@ -352,13 +413,18 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   });
 
   a2::bench::SuiteResult suite;
+  GrowthFloorCalls gfloor_calls(connection, schema);
+  a2::bench::GrowthFloor gfloor(
+      meter, args, [&] { gfloor_calls.setup(); },
+      [&](const std::string& session) { gfloor_calls(session); });
   if (sections.has("operations")) {
     suite = a2::bench::run_suite(
         *store, meter, args,
         {{"round trips/op", "round_trips", 2},
          {"notifier rounds/op", "notify_rounds", 2},
          {"statements/op (server)", "statements", 2},
-         {"server ms/op", "exec_ms", 3}},
+         {"server ms/op", "exec_ms", 3},
+         {"of which notifier ms/op", "notify_ms", 3}},
         "Round trips/op are counted in the client: this program interposes libpq's "
         "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare` and `PQsendQuery` (each sends "
         "one request and waits for its reply) and counts the calls libpqxx makes. The server "
@@ -368,7 +434,30 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         "over the block divided by its operations, minus the cost of the snapshot query "
         "itself. Notifier rounds/op: the store's notifier's rounds (`a2_send_wakes`, on its own "
         "connection, after the writes returned; counted apart from the round trips) per "
-        "operation.");
+        "operation; notifier ms/op: their `total_exec_time` (sql/send_wakes.sql), part of "
+        "server ms/op. A round sends each session once, so writes to one session share "
+        "rounds and writes to many sessions each pay for their session's notification.",
+        gfloor.hooks());
+    gfloor_calls.drop();
+    std::cout << "### Floor as sessions grow (1 thread)\n\n"
+                 "A server-side function doing only what an append must do on the seed's table "
+                 "and a2's work index, with constant values and no checks (the session lock, "
+                 "the head read, the insert into a2_events, the a2_work upsert: "
+                 "`kGrowthFloorFunction` in bench/postgres_bench.cpp), called on the key pattern "
+                 "of the growth rows above from one connection of its own: on one session (1,000 "
+                 "events written first), and round-robin over 5,000 sessions of 3 events each, "
+                 "as the 10k-sessions appends go. Its data is written right after the suite's "
+                 "sessions, and its blocks (at most 500 calls each) run in each of the suite's "
+                 "10 interleaved rounds, summed; server time from pg_stat_statements. What grows "
+                 "here grows in the table and its indexes (thousands of sessions' index pages "
+                 "instead of one), whatever the code around it.\n\n";
+    Table t({"state", "calls", "server ms/call", "vs one session"});
+    t.add({"one session", std::to_string(gfloor.one.m.ops), fmt(gfloor.one.per_op("exec_ms"), 4),
+           "100.0%"});
+    t.add({"5,000 sessions (round-robin)", std::to_string(gfloor.many.m.ops),
+           fmt(gfloor.many.per_op("exec_ms"), 4),
+           percent(gfloor.many.per_op("exec_ms"), gfloor.one.per_op("exec_ms"))});
+    t.print();
   } else if (sections.has("cycle")) {
     // Only the suite's claim + complete blocks (same workload, same budget).
     for (int threads : {1, 16}) {
@@ -1030,8 +1119,14 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                      fmt(floor.latency.p50_us() / 1000, 2) + " ms)",
                  run.latency.count() > 0 && run.latency.p99_us() <= 10000 ? "yes" : "no"});
   }
-  if (ran_operations)
-    a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "");
+  if (ran_operations) {
+    a2::bench::add_growth_targets(targets, suite, have_statements ? "exec_ms" : "",
+                                  have_statements ? "write_ms" : "",
+                                  "the operations' own statements, without the notifier's rounds,");
+    targets.add({"(no target) the floor's server time on 5,000 sessions round-robin vs one "
+                 "session (Floor as sessions grow)",
+                 percent(gfloor.many.per_op("exec_ms"), gfloor.one.per_op("exec_ms")), "-"});
+  }
   if (sections.has("find_work")) {
     auto& base = find_blocks[0];
     auto& grown = find_blocks[1];

@@ -219,6 +219,47 @@ std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& mete
   return rows;
 }
 
+// The commands a2's append of one fresh event issues on the seed's layout (docs/redis-layout.md),
+// with constant arguments and no logic: KEYS count, meta-split, clear, the id key, log, pending,
+// ready, work; ARGV[1] the event id, ARGV[2] the session (its member of the work index). The layout floor of the ceiling section and of the growth
+// floor below.
+constexpr const char* kAppendFloorScript =
+    "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
+    "local id = redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'type', 'bench.event', "
+    "'payload', '{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', "
+    "'cause', '', 'lane', '')\n"
+    "redis.call('MSET', KEYS[4], '[\"bench-floor\",1]', KEYS[1], '1')\n"
+    "redis.call('ZADD', KEYS[6], 1, id)\n"
+    "redis.call('ZADD', KEYS[7], 1, id)\n"
+    "redis.call('ZADD', KEYS[8], 'LT', 1700000000000, ARGV[2])\n"
+    "redis.pcall('PUBLISH', 'bench-floor:notify', '{\"f\":1,\"t\":1700000000000,\"e\":"
+    "[[1,\"' .. ARGV[1] .. '\",\"bench.event\",{\"n\":1,\"text\":\"benchmark "
+    "event\"}]]}')\n"
+    "return { 'ok', '1', '1' }";
+
+// The layout floor as sessions grow (a2::bench::GrowthFloor): the append floor script (no logic)
+// on the key pattern of the suite's growth rows, so what grows with the number of sessions in
+// the layout itself shows apart from a2's code. Server time per call from INFO commandstats.
+// The calls go on a connection of their own (the meter's takes the INFO snapshots), session
+// s's keys under "bench-gfloor:<s>:".
+class GrowthFloorCalls {
+ public:
+  GrowthFloorCalls(const Endpoint& endpoint, Admin& admin)
+      : client_(endpoint), sha_(admin.command({"SCRIPT", "LOAD", kAppendFloorScript})) {}
+  void operator()(const std::string& session) {
+    const std::string p = "bench-gfloor:" + session + ":";
+    const std::string id = "gfloor-" + std::to_string(++next_id_);
+    client_.command({"EVALSHA", sha_, "8", p + "count", p + "meta-split", p + "clear",
+                     p + "ids:" + id, p + "log", p + "pending", p + "ready", "bench-gfloor:work",
+                     id, session});
+  }
+
+ private:
+  Admin client_;
+  std::string sha_;
+  std::int64_t next_id_ = 0;
+};
+
 // The layout floor of one claim of 5,000 ready events: a script that issues only the commands
 // such a claim must issue on the seed's layout, with no logic beyond building their arguments
 // and the reply: ZRANGE of the ready set, one HLEN per metadata chunk (a claim must learn the
@@ -348,6 +389,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
 
   a2::bench::SuiteResult suite;
   const bool suite_ran = on("suite");
+  GrowthFloorCalls gfloor_calls(endpoint, admin);
+  a2::bench::GrowthFloor gfloor(
+      meter, args, [] {}, [&](const std::string& session) { gfloor_calls(session); });
   if (suite_ran)
     suite = a2::bench::run_suite(
         *store, meter, args,
@@ -363,8 +407,28 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         "(`usec`) from `INFO commandstats`, "
         "commands/op counts every command including the `redis.call`s inside scripts (`INFO "
         "commandstats`; Redis 7 also counts those in `total_commands_processed`, so that "
-        "counter is not used), bytes sent/op = `total_net_input_bytes` (client to server).");
+        "counter is not used), bytes sent/op = `total_net_input_bytes` (client to server).",
+        gfloor.hooks());
   auto& blocks = suite.blocks;
+  if (suite_ran) {
+    std::cout << "### Layout floor as sessions grow (1 thread)\n\n"
+                 "The script of the layout floor below (the commands of an append, constant "
+                 "arguments, no logic) on the key pattern of the growth rows above, from one "
+                 "blocking connection: on one session's keys (1,000 entries written first), and "
+                 "round-robin over the keys of 5,000 sessions of 3 entries each, as the 10k-sessions "
+                 "appends go. Its data is written right after the suite's sessions, and its "
+                 "blocks (at most 500 calls each) run in each of the suite's 10 interleaved "
+                 "rounds, summed; server time from INFO commandstats. What grows here grows in "
+                 "the layout (the keys of thousands of sessions are cold in the CPU caches), "
+                 "whatever the code around it.\n\n";
+    Table t({"state", "calls", "server µs/call in EVALSHA", "vs one session"});
+    t.add({"one session", std::to_string(gfloor.one.m.ops),
+           fmt(gfloor.one.per_op("evalsha_usec"), 2), "100.0%"});
+    t.add({"5,000 sessions (round-robin)", std::to_string(gfloor.many.m.ops),
+           fmt(gfloor.many.per_op("evalsha_usec"), 2),
+           percent(gfloor.many.per_op("evalsha_usec"), gfloor.one.per_op("evalsha_usec"))});
+    t.print();
+  }
 
   struct Pair {
     Ceiling ceiling;
@@ -389,25 +453,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
          "redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', KEYS[2], 'f', 'v') "
          "return 1"});
     const std::string ceiling_args = sha + " 2 bench-ceiling:log bench-ceiling:meta";
-    const std::string floor_script =
-        "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
-        "local id = redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'type', 'bench.event', "
-        "'payload', '{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', "
-        "'cause', '', 'lane', '')\n"
-        "redis.call('MSET', KEYS[4], '[\"bench-floor\",1]', KEYS[1], '1')\n"
-        "redis.call('ZADD', KEYS[6], 1, id)\n"
-        "redis.call('ZADD', KEYS[7], 1, id)\n"
-        "redis.call('ZADD', KEYS[8], 'LT', 1700000000000, 'bench-floor')\n"
-        "redis.pcall('PUBLISH', 'bench-floor:notify', '{\"f\":1,\"t\":1700000000000,\"e\":"
-        "[[1,\"' .. ARGV[1] .. '\",\"bench.event\",{\"n\":1,\"text\":\"benchmark "
-        "event\"}]]}')\n"
-        "return { 'ok', '1', '1' }";
-    std::string floor_sha = admin.command({"SCRIPT", "LOAD", floor_script});
+    std::string floor_sha = admin.command({"SCRIPT", "LOAD", kAppendFloorScript});
     const std::string floor_args = floor_sha +
                                    " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
                                    "bench-floor:ids:__rand_int__ bench-floor:log "
                                    "bench-floor:pending bench-floor:ready bench-floor:work "
-                                   "__rand_int__";
+                                   "__rand_int__ bench-floor";
     const std::string floor_options = " -r 1000000000000";
     // Each ceiling and floor run is bracketed by two blocks of our own append 1 (same thread
     // count), so a change of load on the machine during the run affects all three alike.
@@ -442,7 +493,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
           const char* argv[] = {"EVALSHA",          floor_sha.c_str(),       "8",
                                 "bench-floor:count", "bench-floor:meta-split", "bench-floor:clear",
                                 id_key.c_str(),      "bench-floor:log",        "bench-floor:pending",
-                                "bench-floor:ready", "bench-floor:work",       n.c_str()};
+                                "bench-floor:ready", "bench-floor:work",       n.c_str(),
+                                "bench-floor"};
           std::size_t lens[std::size(argv)];
           for (std::size_t k = 0; k < std::size(argv); ++k) lens[k] = std::strlen(argv[k]);
           auto* r = static_cast<redisReply*>(redisCommandArgv(
@@ -548,7 +600,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            "XADD takes `*` "
            "instead of an explicit `<index>-0`. The id key is random per call "
            "(`-r 1000000000000`), as a fresh event id is. Script:\n\n```lua\n"
-        << floor_script << "\n```\n\nFull command: `" << p1.floor.command
+        << kAppendFloorScript << "\n```\n\nFull command: `" << p1.floor.command
         << "` (and `-c 16`). The last two rows run the same script as a2's callers call the "
            "store, in the same pairs of a2 blocks: a thread per caller waiting for its reply on a "
            "blocking hiredis connection of its own (`redisCommandArgv`), a fresh random id per "
@@ -968,7 +1020,13 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                      std::to_string(kReads) + " reads)",
                  read_p50_ms <= 15 ? "yes" : "no"});
   }
-  if (suite_ran) a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
+  if (suite_ran) {
+    a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
+    targets.add({"(no target) the layout floor's server time on 5,000 sessions round-robin vs "
+                 "one session (Layout floor as sessions grow)",
+                 percent(gfloor.many.per_op("evalsha_usec"), gfloor.one.per_op("evalsha_usec")),
+                 "-"});
+  }
   if (discovery_target) targets.add(*discovery_target);
   if (large_target) targets.add(*large_target);
   std::cout << "### Redis targets\n\n";

@@ -174,8 +174,78 @@ struct SuiteResult {
 
 // Runs every workload and prints the two markdown tables (with `columns` as server cost).
 // `method` explains the server columns. Session names start with `prefix`.
+// A floor measured beside the growth rows (optional): prepare() runs right after the suite has
+// written its history sessions and its 10k sessions, so the floor's data is as old (as cold in
+// the CPU caches) as theirs; round(r) runs in each of the suite's interleaved rounds, after its
+// blocks, so the floor's blocks see the same machine.
+struct GrowthFloorHooks {
+  std::function<void()> prepare;
+  std::function<void(int round)> round;
+};
+
+// A floor on the key pattern of the growth rows: `call(session)` runs the floor's operation once
+// on session "one" or "many-<k>". prepare() (after `setup`) writes 1,000 events to "one", as
+// the 1k-history session has, and 3 to each of 5,000 "many-<k>" sessions, as the suite's
+// 10k-sessions appends find them; each round measures a block on "one" and a block
+// round-robin over the 5,000 (at most 500 calls each, alternating which goes first), summed in
+// `one` and `many`. Not thread-safe: the suite calls it from its own thread.
+class GrowthFloor {
+ public:
+  GrowthFloor(Meter& meter, const Args& args, std::function<void()> setup,
+              std::function<void(const std::string&)> call)
+      : meter_(meter),
+        budget_{args.ms(800), 500},
+        setup_(std::move(setup)),
+        call_(std::move(call)) {}
+
+  GrowthFloorHooks hooks() {
+    return {[this] { prepare(); }, [this](int r) { round(r); }};
+  }
+
+  Block one;
+  Block many;
+
+ private:
+  static constexpr int kSessions = 5000;
+
+  void prepare() {
+    note("growth floor: one session of 1,000 events, 5,000 sessions of 3");
+    setup_();
+    for (int i = 0; i < 1000; ++i) call_("one");
+    for (int k = 0; k < 3; ++k)
+      for (int s = 0; s < kSessions; ++s) call_("many-" + std::to_string(s));
+  }
+  void round(int r) {
+    note("growth floor, round " + std::to_string(r + 1));
+    auto run_one = [&] {
+      one.merge(meter_.measure(1, budget_, [&](int, std::int64_t) { call_("one"); }));
+    };
+    auto run_many = [&] {
+      auto b = meter_.measure(1, budget_, [&](int, std::int64_t i) {
+        call_("many-" + std::to_string((offset_ + i) % kSessions));
+      });
+      offset_ += b.m.ops;
+      many.merge(b);
+    };
+    if (r % 2 == 0) {
+      run_one();
+      run_many();
+    } else {
+      run_many();
+      run_one();
+    }
+  }
+
+  Meter& meter_;
+  Budget budget_;
+  std::function<void()> setup_;
+  std::function<void(const std::string&)> call_;
+  std::int64_t offset_ = 0;
+};
+
 inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
-                             const std::vector<CostColumn>& columns, const std::string& method) {
+                             const std::vector<CostColumn>& columns, const std::string& method,
+                             const GrowthFloorHooks& floor = {}) {
   SuiteResult result;
   const int kThreadCounts[] = {1, 16};
   Budget timed{args.ms(2500), INT64_MAX};
@@ -269,6 +339,7 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
     if (n >= kSessions / 2) evs.back().settled = false;
     (void)store.append("many-" + std::to_string(n), std::move(evs));
   });
+  if (floor.prepare) floor.prepare();
 
   struct Variant {
     std::string name;
@@ -309,6 +380,7 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
       result.append_by_variant[v].merge(a);
       result.cycle_by_variant[v].merge(c);
     }
+    if (floor.round) floor.round(r);
   }
   for (const auto& v : variants) result.variants.push_back(v.name);
 
@@ -353,8 +425,12 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
 // server does, while the client's share of an operation does not depend on it, and the server
 // time is far less disturbed by a busy machine than what the client observes. The client's p50
 // and ops/s are shown beside it. Without a server counter the verdict uses the p50.
+// `part_key`, when given, is a part of the server cost shown beside it (`part_label`, its
+// growth in the same ratio).
 inline void add_growth_targets(Table& targets, SuiteResult& r,
-                               const std::string& server_cost_key = "") {
+                               const std::string& server_cost_key = "",
+                               const std::string& part_key = "",
+                               const std::string& part_label = "") {
   for (std::size_t v = 1; v < r.variants.size(); ++v) {
     for (auto* list : {&r.append_by_variant, &r.cycle_by_variant}) {
       std::string what = list == &r.append_by_variant ? "append 1" : "claim + complete";
@@ -368,9 +444,11 @@ inline void add_growth_targets(Table& targets, SuiteResult& r,
         double cost = b.per_op(server_cost_key);
         double base_cost = base.per_op(server_cost_key);
         met = base_cost > 0 && cost <= 1.1 * base_cost;
-        text = "server time/op " + percent(cost, base_cost) + " (client p50 " +
-               percent(p50, base_p50) + ", ops/s " +
-               percent(b.m.ops_per_s(), base.m.ops_per_s()) + ")";
+        text = "server time/op " + percent(cost, base_cost) + " (";
+        if (!part_key.empty())
+          text += part_label + " " + percent(b.per_op(part_key), base.per_op(part_key)) + "; ";
+        text += "client p50 " + percent(p50, base_p50) + ", ops/s " +
+                percent(b.m.ops_per_s(), base.m.ops_per_s()) + ")";
       } else {
         text = "p50 " + percent(p50, base_p50) + " (ops/s " +
                percent(b.m.ops_per_s(), base.m.ops_per_s()) + ")";
