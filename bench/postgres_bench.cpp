@@ -451,13 +451,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "10 interleaved rounds, summed; server time from pg_stat_statements. What grows "
                  "here grows in the table and its indexes (thousands of sessions' index pages "
                  "instead of one), whatever the code around it.\n\n";
-    Table t({"state", "calls", "server ms/call", "vs one session"});
-    t.add({"one session", std::to_string(gfloor.one.m.ops), fmt(gfloor.one.per_op("exec_ms"), 4),
-           "100.0%"});
-    t.add({"5,000 sessions (round-robin)", std::to_string(gfloor.many.m.ops),
-           fmt(gfloor.many.per_op("exec_ms"), 4),
-           percent(gfloor.many.per_op("exec_ms"), gfloor.one.per_op("exec_ms"))});
-    t.print();
+    gfloor.print("server ms/call", "exec_ms", 4);
   } else if (sections.has("cycle")) {
     // Only the suite's claim + complete blocks (same workload, same budget).
     for (int threads : {1, 16}) {
@@ -1125,7 +1119,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                                   "the operations' own statements, without the notifier's rounds,");
     targets.add({"(no target) the floor's server time on 5,000 sessions round-robin vs one "
                  "session (Floor as sessions grow)",
-                 percent(gfloor.many.per_op("exec_ms"), gfloor.one.per_op("exec_ms")), "-"});
+                 gfloor.growth("exec_ms"), "-"});
   }
   if (sections.has("find_work")) {
     auto& base = find_blocks[0];

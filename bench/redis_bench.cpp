@@ -421,13 +421,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "rounds, summed; server time from INFO commandstats. What grows here grows in "
                  "the layout (the keys of thousands of sessions are cold in the CPU caches), "
                  "whatever the code around it.\n\n";
-    Table t({"state", "calls", "server µs/call in EVALSHA", "vs one session"});
-    t.add({"one session", std::to_string(gfloor.one.m.ops),
-           fmt(gfloor.one.per_op("evalsha_usec"), 2), "100.0%"});
-    t.add({"5,000 sessions (round-robin)", std::to_string(gfloor.many.m.ops),
-           fmt(gfloor.many.per_op("evalsha_usec"), 2),
-           percent(gfloor.many.per_op("evalsha_usec"), gfloor.one.per_op("evalsha_usec"))});
-    t.print();
+    gfloor.print("server µs/call in EVALSHA", "evalsha_usec", 2);
   }
 
   struct Pair {
@@ -1024,8 +1018,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     a2::bench::add_growth_targets(targets, suite, "evalsha_usec");
     targets.add({"(no target) the layout floor's server time on 5,000 sessions round-robin vs "
                  "one session (Layout floor as sessions grow)",
-                 percent(gfloor.many.per_op("evalsha_usec"), gfloor.one.per_op("evalsha_usec")),
-                 "-"});
+                 gfloor.growth("evalsha_usec"), "-"});
   }
   if (discovery_target) targets.add(*discovery_target);
   if (large_target) targets.add(*large_target);

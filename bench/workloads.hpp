@@ -201,6 +201,19 @@ class GrowthFloor {
   GrowthFloorHooks hooks() {
     return {[this] { prepare(); }, [this](int r) { round(r); }};
   }
+  // The "many" block's server cost per call (counter `key`) against the "one" block's.
+  std::string growth(const std::string& key) const {
+    return percent(many.per_op(key), one.per_op(key));
+  }
+  // The table of the two blocks: calls, server cost per call (`header`, counter `key`,
+  // `precision` decimals) and the growth.
+  void print(const std::string& header, const std::string& key, int precision) const {
+    Table t({"state", "calls", header, "vs one session"});
+    t.add({"one session", std::to_string(one.m.ops), fmt(one.per_op(key), precision), "100.0%"});
+    t.add({"5,000 sessions (round-robin)", std::to_string(many.m.ops),
+           fmt(many.per_op(key), precision), growth(key)});
+    t.print();
+  }
 
   Block one;
   Block many;
