@@ -37,10 +37,16 @@ struct Options {
   // one setting that must match the TypeScript services sharing the database.
   std::string clear_event_type = kClearEventType;
   // How long a call waits for a free pooled connection when all pool_size are in use, at most
-  // (the call's command_timeout bounds it anyway). Past it the call fails with Unavailable;
-  // nothing was sent. Default: the command_timeout.
+  // (the call's command_timeout bounds it anyway), and a call through the write connections in
+  // their queue. Past it the call fails with Unavailable; nothing was sent. Default: the
+  // command_timeout.
   std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
   ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.
+  // Connections that carry the writes (each one script call) of all calling threads, besides
+  // the pool: the writes queued while a batch is in flight go together in the next write, and
+  // each caller still waits for its own reply (docs/redis-layout.md#multiplexed-writes). 0: writes
+  // use the pool, one connection per call, as reads do. At most 64. Default 2.
+  std::size_t write_connections = 2;
 };
 
 // Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a

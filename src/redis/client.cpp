@@ -398,6 +398,14 @@ void Connection::send_pipeline(std::string_view op, const std::vector<Argv>& com
   unread_ += commands.size();
 }
 
+void Connection::send_encoded(std::string_view op,
+                              const std::vector<const std::string*>& requests) {
+  start(op, true);
+  for (const std::string* r : requests) out_ += *r;
+  send_request(op);
+  unread_ += requests.size();
+}
+
 Reply Connection::next_reply(std::string_view op) {
   if (unread_ == 0) fail(op, true, "no reply is expected");
   Reply r = read_one(op);

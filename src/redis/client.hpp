@@ -4,7 +4,7 @@
 // The Redis transport of the backend: url parsing, owned replies, requests encoded in RESP, one
 // connection (hiredis connects and parses; requests are written and replies read here), and a
 // connection type of the shared pool. This is the one place where transport errors become
-// a2::Error (Unavailable).
+// a2::Error (Unavailable); the multiplexer (redis/multiplex.hpp) passes them on, per request.
 
 #include <chrono>
 #include <cstdint>
@@ -63,6 +63,8 @@ class Resp {
   void command(std::size_t argc);
   void arg(std::string_view a);
   void arg(std::int64_t v);
+  // Bytes already in RESP (a request encoded earlier by another Resp).
+  void raw(std::string_view encoded) { out_ += encoded; }
 
  private:
   void header(char kind, std::size_t n);
@@ -114,6 +116,9 @@ class Connection {
   // the caller decodes. While replies are unread the connection counts as broken(): a caller
   // that gives up early (an exception) leaves it to be dropped, never reused.
   void send_pipeline(std::string_view op, const std::vector<Argv>& commands);
+  // The same for `count` requests already encoded in RESP by their callers, written in order
+  // as one request (the multiplexer's batches, redis/multiplex.hpp).
+  void send_encoded(std::string_view op, const std::vector<const std::string*>& requests);
   // The next unread reply of send_pipeline()'s batches.
   Reply next_reply(std::string_view op);
 

@@ -18,6 +18,7 @@
 #include "a2/redis.hpp"
 #include "redis/client.hpp"
 #include "redis/keys.hpp"
+#include "redis/multiplex.hpp"
 
 namespace a2::redis::detail {
 
@@ -25,6 +26,9 @@ namespace a2::redis::detail {
 // backoff between these.
 inline constexpr auto kResubscribeMin = std::chrono::milliseconds(50);
 inline constexpr auto kResubscribeMax = std::chrono::milliseconds(5000);
+
+// Options::write_connections at most (the multiplexer makes its channels up front).
+inline constexpr std::size_t kMaxWriteConnections = 64;
 
 using a2::detail::kFeedPageSize;
 using a2::detail::kReadPageSize;
@@ -60,29 +64,40 @@ struct Core {
       : options(o),
         keys{o.key_prefix},
         pool("redis", o.pool_size, o.pool_acquire_timeout.value_or(o.command_timeout),
-             [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
-              command_timeout = o.command_timeout](a2::detail::SteadyTime deadline) {
-               // Connecting and its AUTH/SELECT count against the call's deadline too.
-               auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
-                                        deadline - std::chrono::steady_clock::now()),
-                                    std::chrono::milliseconds(1));
-               return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
-                                                   std::min(command_timeout, left));
-             }) {}
+             connector(endpoint, o)),
+        mux(o.write_connections, o.command_timeout,
+            o.pool_acquire_timeout.value_or(o.command_timeout), connector(endpoint, o)) {}
+
+  // Opens a connection by a deadline: connecting and its AUTH/SELECT count against it too.
+  static Pool::Connect connector(Endpoint endpoint, const Options& o) {
+    return [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
+            command_timeout = o.command_timeout](a2::detail::SteadyTime deadline) {
+      auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
+                               deadline - std::chrono::steady_clock::now()),
+                           std::chrono::milliseconds(1));
+      return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
+                                          std::min(command_timeout, left));
+    };
+  }
+
+  // The deadline of the calling thread's store call (command_timeout from the call's start).
+  a2::detail::SteadyTime deadline() const {
+    return t_call_deadline.value_or(std::chrono::steady_clock::now() + options.command_timeout);
+  }
 
   // A pooled connection for the calling thread's store call: its wait and every command it
   // sends end by the call's deadline (command_timeout from the call's start).
   Pool::Lease acquire(std::string_view op) {
-    const auto deadline =
-        t_call_deadline.value_or(std::chrono::steady_clock::now() + options.command_timeout);
-    auto lease = pool.acquire(op, deadline);
-    lease->set_deadline(deadline);
+    const auto by = deadline();
+    auto lease = pool.acquire(op, by);
+    lease->set_deadline(by);
     return lease;
   }
 
   Options options;
   Keys keys;
   Pool pool;
+  Multiplexer mux;  // The write requests of single script calls (write_connections > 0).
   std::atomic<bool> closed{false};
 };
 

@@ -16,11 +16,13 @@ RedisStore::RedisStore(std::shared_ptr<Core> core)
 RedisStore::~RedisStore() {
   core_->closed.store(true);  // Feeds outliving the store stop too.
   core_->pool.close();
+  core_->mux.close();
 }
 
 void RedisStore::do_close() {
   core_->closed.store(true);
   core_->pool.close();
+  core_->mux.close();
 }
 
 std::unique_ptr<Feed> RedisStore::do_subscribe(const std::string& s, std::int64_t after) {
@@ -54,6 +56,9 @@ std::unique_ptr<Store> open(const Options& options) {
   check_prefix(options.key_prefix);
   a2::detail::check_clear_event_type("redis open", options.clear_event_type);
   if (options.pool_size == 0) throw InvalidArgument("a2 redis open: pool_size must be >= 1");
+  if (options.write_connections > detail::kMaxWriteConnections)
+    throw InvalidArgument("a2 redis open: write_connections must be at most " +
+                          std::to_string(detail::kMaxWriteConnections));
   if (options.connect_timeout.count() <= 0 || options.command_timeout.count() <= 0)
     throw InvalidArgument("a2 redis open: timeouts must be positive");
   if (options.feed_safety_poll.count() <= 0)

@@ -113,11 +113,20 @@ class RedisStore final : public Store {
     return guarded(op, std::forward<F>(f));
   }
 
-  // Runs one typed script call on a pooled connection; returns its raw reply for Args::decode.
+  // Runs one typed script call, through the multiplexer (or on a pooled connection when
+  // write_connections is 0); returns its raw reply for Args::decode.
   template <class Args>
   Reply script(std::string_view op, const Args& args) {
-    auto lease = core_->acquire(op);
-    return scripts::run(*lease, op, k(), args);
+    if (core_->options.write_connections == 0) {
+      auto lease = core_->acquire(op);
+      return scripts::run(*lease, op, k(), args);
+    }
+    const auto deadline = core_->deadline();
+    return scripts::run(
+        [&](const std::function<void(Resp&)>& encode) {
+          return core_->mux.request(op, encode, deadline);
+        },
+        op, k(), args);
   }
 
   // read()'s rows with the clear boundary they start at. Throws RangeGap.

@@ -59,6 +59,14 @@ TEST_CASE("open rejects a malformed url or prefix with InvalidArgument", "[redis
     o.pool_size = 0;
     (void)a2::redis::open(o);
   });
+  require_error(ErrorCode::invalid_argument, [&] {
+    auto o = options_for(url, "p");
+    o.write_connections = 65;
+    (void)a2::redis::open(o);
+  });
+  auto o = options_for(url, "p");
+  o.write_connections = 64;
+  CHECK_NOTHROW(a2::redis::open(o));
 }
 
 TEST_CASE("open throws Unavailable when nothing listens", "[redis][open]") {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "a2/redis.hpp"
@@ -53,6 +54,17 @@ inline Fixture open_fixture(const std::string& prefix, const std::string& url = 
   f.store = a2::redis::open(options);
   return f;
 }
+
+// A thread that waits on a paused server: resumes the server and joins the thread however the
+// test leaves.
+struct ResumeAndJoin {
+  a2::test::RedisServer& server;
+  std::thread thread;
+  ~ResumeAndJoin() {
+    server.resume();
+    if (thread.joinable()) thread.join();
+  }
+};
 
 // One reply of the raw client, freed on destruction.
 using RawReply = std::unique_ptr<redisReply, void (*)(void*)>;

@@ -23,12 +23,20 @@ void put_evalsha(Resp& r, const a2::detail::EmbeddedText& script, const Call& ca
 
 bool noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
 
+// SCRIPT LOAD of the script's text, encoded in place.
+void put_load(Resp& r, const a2::detail::EmbeddedText& script) {
+  r.command(3);
+  r.arg("SCRIPT");
+  r.arg("LOAD");
+  r.arg(script.text);
+}
+
 // The server lost the script (NOSCRIPT: a restart, SCRIPT FLUSH): load it, and say so.
-void load(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script) {
+void load(const Send& send, std::string_view op, const a2::detail::EmbeddedText& script) {
   a2::detail::log_event(LogLevel::info, "script_reload",
                         "a2 redis " + std::string(op) + ": the server had no script " +
                             std::string(script.name) + " (NOSCRIPT); loading it");
-  Reply loaded = c.command(op, {"SCRIPT", "LOAD", std::string(script.text)});
+  Reply loaded = send([&](Resp& r) { put_load(r, script); });
   if (loaded.is_error())
     fail(op, "SCRIPT LOAD " + std::string(script.name) + " failed: " + loaded.str);
   if (loaded.str != script.sha1)
@@ -36,18 +44,27 @@ void load(Connection& c, std::string_view op, const a2::detail::EmbeddedText& sc
                  ", not " + std::string(script.sha1));
 }
 
+Send on(Connection& c, std::string_view op) {
+  return [&c, op](const std::function<void(Resp&)>& encode) { return c.command_with(op, encode); };
+}
+
 }  // namespace
 
-Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
+Reply run_script(const Send& send, std::string_view op, const a2::detail::EmbeddedText& script,
                  const Call& call) {
   const auto encode = [&](Resp& r) { put_evalsha(r, script, call); };
-  Reply reply = c.command_with(op, encode);
+  Reply reply = send(encode);
   if (noscript(reply)) {
-    load(c, op, script);
-    reply = c.command_with(op, encode);
+    load(send, op, script);
+    reply = send(encode);
   }
   if (reply.is_error()) fail(op, "script " + std::string(script.name) + " failed: " + reply.str);
   return reply;
+}
+
+Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
+                 const Call& call) {
+  return run_script(on(c, op), op, script, call);
 }
 
 std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
@@ -58,7 +75,7 @@ std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
   };
   auto replies = c.pipeline_with(op, calls.size(), encode);
   if (std::any_of(replies.begin(), replies.end(), noscript)) {
-    load(c, op, script);
+    load(on(c, op), op, script);
     replies = c.pipeline_with(op, calls.size(), encode);
   }
   for (const auto& r : replies)

@@ -14,6 +14,7 @@
 // of an earlier ARGV of that name.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,9 +32,16 @@ struct Call {
   Argv argv;
 };
 
+// Sends one request that `encode` writes and returns its reply: on a pooled connection
+// (Connection::command_with) or through the store's multiplexer (redis/multiplex.hpp).
+using Send = std::function<Reply(const std::function<void(Resp&)>& encode)>;
+
 // Runs a script by SHA (one round trip). On NOSCRIPT (the server's script cache was flushed or
 // restarted) it loads the text and retries once: the one place script text is ever sent. An
 // error reply (a Lua error) is a store failure.
+Reply run_script(const Send& send, std::string_view op, const a2::detail::EmbeddedText& script,
+                 const Call& call);
+// The same on a pooled connection.
 Reply run_script(Connection& c, std::string_view op, const a2::detail::EmbeddedText& script,
                  const Call& call);
 
@@ -50,6 +58,10 @@ std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
 template <class Args>
 Reply run(Connection& c, std::string_view op, const Keys& keys, const Args& args) {
   return run_script(c, op, Args::script(), args.encode(keys));
+}
+template <class Args>
+Reply run(const Send& send, std::string_view op, const Keys& keys, const Args& args) {
+  return run_script(send, op, Args::script(), args.encode(keys));
 }
 
 inline std::string decimal(std::int64_t v) { return std::to_string(v); }
