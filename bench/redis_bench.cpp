@@ -239,6 +239,85 @@ constexpr const char* kAppendFloorScript =
     "event\"}]]}')\n"
     "return { 'ok', '1', '1' }";
 
+// The cycle's layout floor: the commands of claim_available's and complete_attempt's fast paths
+// (one ready event claimed; its completion with one unsettled child) with constant arguments and
+// no logic, on keys of their own: what any implementation of the seed's layout issues for one
+// claim + complete cycle. Lighter than a2 in that the claimed event is always index 1 (its meta
+// fields overwritten in place) and the child's entry takes `*`.
+// Claim: KEYS ready, meta-split, count, clear, meta, log, work.
+constexpr const char* kClaimFloorScript =
+    "redis.call('ZRANGE', KEYS[1], 0, 100)\n"
+    "redis.call('MGET', KEYS[2], KEYS[3], KEYS[4])\n"
+    "redis.call('HMGET', KEYS[5], '1:ce', '1:d', '1:fc', '1:a', '1:e', '1:lf', '1:lfa', '1:av')\n"
+    "local e = redis.call('XRANGE', KEYS[6], '1-0', '1-0')\n"
+    "redis.call('HSET', KEYS[5], '1:d', '1', '1:fc', '1700000000000', '1:lc', '1700000000000', "
+    "'1:ch', 'w', '1:ce', '1700000600000')\n"
+    "redis.call('ZADD', KEYS[7], '1700000600000', 'bench-cfloor')\n"
+    "return { 'claimed', '1', '1', '0', false, '1700000000000', '1700000000000', false, false, "
+    "'w', '1700000600000', e[1], false, '0' }";
+// Complete: KEYS count, meta-split, clear, id key, meta, pending, ready, pins, log, work;
+// ARGV child id.
+constexpr const char* kCompleteFloorScript =
+    "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
+    "redis.call('HMGET', KEYS[5], '1:d', '1:p', '1:pa', '1:ri', '1:ch', '1:f', '1:lfa', '1:l', "
+    "'1:next')\n"
+    "redis.call('HDEL', KEYS[5], '1:ch', '1:ce')\n"
+    "redis.call('ZREM', KEYS[6], '1')\n"
+    "redis.call('ZREM', KEYS[7], '1')\n"
+    "redis.call('SMEMBERS', KEYS[8])\n"
+    "redis.call('XADD', KEYS[9], '*', 'id', ARGV[1], 'type', 'bench.child', 'payload', "
+    "'{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', 'cause', "
+    "'{\"index\":1,\"attempt\":1}', 'lane', '')\n"
+    "redis.call('MSET', KEYS[4], '[\"bench-cfloor\",2]', KEYS[1], '2')\n"
+    "redis.call('ZADD', KEYS[6], 1, '1')\n"
+    "redis.call('ZADD', KEYS[7], 1, '1')\n"
+    "redis.call('HSET', KEYS[5], '1:p', '1700000000000', '1:pa', '1', '1:ri', '[\"' .. ARGV[1] .. "
+    "'\"]')\n"
+    "redis.call('ZADD', KEYS[10], 'LT', 1700000000000, 'bench-cfloor')\n"
+    "redis.pcall('PUBLISH', 'bench-cfloor:notify', '{\"f\":2,\"t\":1700000000000,\"e\":[[2,\"' "
+    ".. ARGV[1] .. '\",\"bench.child\",{\"n\":1,\"text\":\"benchmark event\"}]]}')\n"
+    "return { 'ok', '2' }";
+
+// Runs the cycle's layout floor (the two scripts above) on a connection of its own, keys under
+// "bench-cfloor:"; drop() deletes them.
+class CycleFloorCalls {
+ public:
+  CycleFloorCalls(const Endpoint& endpoint, Admin& admin)
+      : client_(endpoint),
+        claim_(admin.command({"SCRIPT", "LOAD", kClaimFloorScript})),
+        complete_(admin.command({"SCRIPT", "LOAD", kCompleteFloorScript})) {
+    client_.command({"XADD", "bench-cfloor:log", "1-0", "id", "e1", "type", "bench.event",
+                     "payload", "{}", "created_at", "1700000000000", "cause", "", "lane", ""});
+    client_.command({"ZADD", "bench-cfloor:ready", "1", "1"});
+    client_.command({"ZADD", "bench-cfloor:pending", "1", "1"});
+  }
+  void operator()(std::int64_t i) {
+    const std::string p = "bench-cfloor:";
+    const std::string id = "child-" + std::to_string(i);
+    client_.command({"EVALSHA", claim_, "7", p + "ready", p + "meta-split", p + "count",
+                     p + "clear", p + "meta", p + "log", p + "work"});
+    client_.command({"EVALSHA", complete_, "10", p + "count", p + "meta-split", p + "clear",
+                     p + "ids:" + id, p + "meta", p + "pending", p + "ready",
+                     p + "snapshot-pins:1", p + "log", p + "work", id});
+  }
+  void drop(Admin& admin) {
+    for (const char* k : {"log", "ready", "pending", "meta", "count", "work"})
+      admin.command({"DEL", std::string("bench-cfloor:") + k});
+    std::vector<std::string> keys = admin.scan("bench-cfloor:ids:*");
+    for (std::size_t at = 0; at < keys.size(); at += 1000) {
+      std::vector<std::string> del{"DEL"};
+      del.insert(del.end(), keys.begin() + static_cast<std::ptrdiff_t>(at),
+                 keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1000, keys.size())));
+      admin.command(del);
+    }
+  }
+
+ private:
+  Admin client_;
+  std::string claim_;
+  std::string complete_;
+};
+
 // The layout floor as sessions grow (a2::bench::GrowthFloor): the append floor script (no logic)
 // on the key pattern of the suite's growth rows, so what grows with the number of sessions in
 // the layout itself shows apart from a2's code. Server time per call from INFO commandstats.
@@ -712,6 +791,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
 
   // ---- Where the server time goes, by command: claim + complete at 1k and at 100k events of
   // history, and append 1 on one session against append 1 round-robin over 10k sessions.
+  std::optional<double> cycle_floor_us;  // The cycle's layout floor, server µs per cycle.
   if (on("commands")) {
     if (!suite_ran) {  // The states the suite would have left.
       note("prefill the history sessions (the suite did not run)");
@@ -741,6 +821,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            session == "hist1k-cycle" ? "1k events of history" : "100k events of history",
            [&store, session](int i) { a2::bench::cycle(*store, session, "probe", i); },
            {}});
+    CycleFloorCalls cycle_floor(endpoint, admin);
+    probes.push_back({"claim + complete layout floor (the fast paths' commands, constant "
+                      "arguments, no logic)",
+                      "one event",
+                      [&cycle_floor](int i) { cycle_floor(i); },
+                      {}});
     probes.push_back(
         {"append 1 event",
          "1k events of history",
@@ -782,12 +868,23 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       by_command.add({p.operation, p.state, std::to_string(kOps),
                       fmt(get(d, "usec:evalsha") / kOps, 1), list});
     }
+    cycle_floor.drop(admin);
     std::cout << "### Server time by command\n\n"
               << "`INFO commandstats` `usec` and `calls` deltas around 500 sequential operations "
                  "of each kind (after the blocks above; 5 interleaved rounds of 100 per row, "
                  "summed). A command's time is part of its "
-                 "script's EVALSHA time; the rest of EVALSHA is the Lua code itself.\n\n";
+                 "script's EVALSHA time; the rest of EVALSHA is the Lua code itself and Redis's "
+                 "work around each `redis.call` (arguments in, reply back into Lua). The layout "
+                 "floor row runs two scripts that issue the commands of claim_available's and "
+                 "complete_attempt's fast paths for one event and one child with constant "
+                 "arguments and no logic (keys of their own; the event is always index 1, the "
+                 "child's entry takes `*`): what any implementation of the seed's layout runs "
+                 "per cycle. Scripts:\n\n```lua\n-- claim\n"
+              << kClaimFloorScript << "\n-- complete\n"
+              << kCompleteFloorScript << "\n```\n\n";
     by_command.print();
+    for (const auto& p : probes)
+      if (p.state == "one event") cycle_floor_us = get(p.sum, "usec:evalsha") / kOps;
   }
 
   // ---- Work discovery growth: find_work with 100 sessions with work, alone and beside 10k idle
@@ -1111,6 +1208,13 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                          0) +
                      " cycles/s",
                  "-"});
+    if (cycle_floor_us)
+      targets.add({"(no target) the cycle's layout floor (Server time by command): the fast "
+                   "paths' commands with no logic, server µs per cycle in EVALSHA, and the rate "
+                   "that allows at most",
+                   fmt(*cycle_floor_us, 1) + " µs: at most " +
+                       fmt(*cycle_floor_us > 0 ? 1e6 / *cycle_floor_us : 0, 0) + " cycles/s",
+                   "-"});
     // The part of a read no client can avoid: the server's time in the read's commands
     // (`usec` of every command in INFO commandstats) over 21 reads.
     constexpr int kReads = 21;
