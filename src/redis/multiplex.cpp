@@ -247,12 +247,14 @@ void Multiplexer::run(Channel& ch) {
     for (const auto& r : batch) bytes.push_back(&r->bytes);
     try {
       conn->send_encoded(op, bytes);
-    } catch (const Unavailable& e) {
+    } catch (const std::exception& e) {
       conn.reset();
       ch.lost = true;
       // A write that failed part way may have carried the first requests of a batch whole, so
-      // only a lone request keeps the connection's verdict (a partial request never runs).
-      if (batch.size() > 1 || e.outcome_unknown()) {
+      // only a lone request keeps the connection's verdict (a partial request never runs); any
+      // failure other than the connection's own (out of memory) may have come after the write.
+      const auto* unavailable = dynamic_cast<const Unavailable*>(&e);
+      if (batch.size() > 1 || !unavailable || unavailable->outcome_unknown()) {
         std::lock_guard l(ch.m);
         for (auto& r : batch) r->state = Request::State::written;
       }
@@ -267,7 +269,7 @@ void Multiplexer::run(Channel& ch) {
       std::optional<Reply> reply;
       try {
         reply = conn->next_reply(op);
-      } catch (const Unavailable& e) {
+      } catch (const std::exception& e) {  // Unavailable, or out of memory decoding a reply.
         conn.reset();
         ch.lost = true;
         fail_from(i, reason(e));
