@@ -148,7 +148,7 @@ TEST_CASE("writes queued behind a write in flight go to the server in one write"
       }
     });
     // The first writer sends its own request and waits for the stopped server; the others queue.
-    std::this_thread::sleep_for(t == 0 ? 100ms : 20ms);
+    std::this_thread::sleep_for(t == 0 ? 200ms : 20ms);  // (Room for a slow sanitizer build.)
   }
   std::this_thread::sleep_for(200ms);
   server.resume();
@@ -268,7 +268,8 @@ TEST_CASE("close fails the queued writes at once and later writes with Unavailab
       }
       ended[t] = std::chrono::steady_clock::now();
     });
-    std::this_thread::sleep_for(50ms);
+    // The first writer must be sending before the others queue (room for a sanitizer build).
+    std::this_thread::sleep_for(t == 0 ? 200ms : 50ms);
   }
   std::this_thread::sleep_for(100ms);
   const auto closed_at = std::chrono::steady_clock::now();
