@@ -504,7 +504,10 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
          {"server µs/op in EVALSHA", "evalsha_usec", 1},
          {"commands/op (incl. in scripts)", "all_calls", 1},
          {"bytes sent/op", "net_in", 0}},
-        "Server columns are `INFO` deltas over the block divided by its operations, minus the "
+        "The calls that run one script go through the store's write connections "
+        "(`write_connections` = 2, the default; Write connections at 16 threads compares 0, "
+        "the pool). Server columns are `INFO` deltas over the block divided by its operations, "
+        "minus the "
         "cost of the INFO snapshots themselves: round trips/op = `total_reads_processed` (read "
         "events on client sockets: one per request of a client that waits for each reply; a "
         "pipelined batch read at once counts once, so with 16 threads, whose writes share the "
