@@ -7,13 +7,13 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
 
 namespace a2::bench {
 
@@ -89,6 +89,16 @@ class Admin {
     if (error) throw std::runtime_error("redis error: " + out);
     return out;
   }
+  // Deletes every key matching `pattern` (scan()), 1000 per DEL.
+  void delete_matching(const std::string& pattern) {
+    const std::vector<std::string> keys = scan(pattern);
+    for (std::size_t at = 0; at < keys.size(); at += 1000) {
+      std::vector<std::string> del{"DEL"};
+      del.insert(del.end(), keys.begin() + static_cast<std::ptrdiff_t>(at),
+                 keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1000, keys.size())));
+      command(del);
+    }
+  }
   // Every key matching `pattern`, by SCAN (never KEYS, which blocks a shared server).
   std::vector<std::string> scan(const std::string& pattern) {
     std::vector<std::string> keys;
@@ -133,8 +143,8 @@ class Admin {
 inline std::map<std::string, double> snapshot(Admin& admin) {
   std::string text = admin.command({"INFO", "stats", "commandstats"});
   std::map<std::string, double> c{{"round_trips", 0}, {"net_in", 0}, {"all_calls", 0},
-                        {"evalsha", 0},     {"eval", 0},   {"script_load", 0},
-                        {"evalsha_usec", 0}};
+                                  {"evalsha", 0},     {"eval", 0},   {"script_load", 0},
+                                  {"evalsha_usec", 0}};
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {

@@ -303,13 +303,7 @@ class CycleFloorCalls {
   void drop(Admin& admin) {
     for (const char* k : {"log", "ready", "pending", "meta", "count", "work"})
       admin.command({"DEL", std::string("bench-cfloor:") + k});
-    std::vector<std::string> keys = admin.scan("bench-cfloor:ids:*");
-    for (std::size_t at = 0; at < keys.size(); at += 1000) {
-      std::vector<std::string> del{"DEL"};
-      del.insert(del.end(), keys.begin() + static_cast<std::ptrdiff_t>(at),
-                 keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1000, keys.size())));
-      admin.command(del);
-    }
+    admin.delete_matching("bench-cfloor:ids:*");
   }
 
  private:
@@ -640,15 +634,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta", "bench-floor:count",
                    "bench-floor:log", "bench-floor:pending", "bench-floor:ready",
                    "bench-floor:work"});
-    {  // The floor's id keys, deleted 1000 at a time.
-      std::vector<std::string> keys = admin.scan("bench-floor:ids:*");
-      for (std::size_t at = 0; at < keys.size(); at += 1000) {
-        std::vector<std::string> del{"DEL"};
-        del.insert(del.end(), keys.begin() + static_cast<std::ptrdiff_t>(at),
-                   keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1000, keys.size())));
-        admin.command(del);
-      }
-    }
+    admin.delete_matching("bench-floor:ids:*");  // The floor's id keys.
     const Ceiling& c1 = p1.ceiling;  // (The targets below use these figures too.)
     Table ceiling({"client", "ops/s", "p50 µs", "server µs/op", "a2 append 1 event ops/s",
                    "a2 p50 µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});

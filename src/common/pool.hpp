@@ -30,6 +30,14 @@ namespace a2::detail {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
+// The log event of a connection opened after one was lost: the pool's, and the Redis write
+// connections' (src/redis/multiplex.cpp).
+inline void log_reconnect(std::string_view backend, std::string_view op) {
+  log_event(LogLevel::info, "reconnect",
+            "a2 " + std::string(backend) + " " + std::string(op) +
+                ": connected again after a connection was lost");
+}
+
 // Thread-safe.
 template <class Connection>
 class Pool {
@@ -177,9 +185,7 @@ class Pool {
   Lease open_new(std::string_view op, SteadyTime deadline) {
     try {
       Lease lease(this, connect_(deadline));
-      if (lost_.exchange(false))
-        log_event(LogLevel::info, "reconnect",
-                  context(op) + "connected again after a connection was lost");
+      if (lost_.exchange(false)) log_reconnect(backend_, op);
       return lease;
     } catch (...) {
       std::lock_guard lock(mutex_);

@@ -30,12 +30,6 @@ std::string reason(const std::exception& e) {
   if (unknown != std::string::npos) why.erase(unknown);
   return why;
 }
-
-void log_reconnect(std::string_view op) {
-  a2::detail::log_event(
-      LogLevel::info, "reconnect",
-      "a2 redis " + std::string(op) + ": connected again after a connection was lost");
-}
 }  // namespace
 
 struct Multiplexer::Request {
@@ -65,8 +59,7 @@ struct Multiplexer::Channel {
   // thread with a batch. Whoever clears it wakes the channel's thread if requests are queued.
   bool busy = false;
   bool closing = false;
-  bool started = false;
-  std::thread thread;
+  std::thread thread;                // Started by the first request that queues; joined by close().
   std::unique_ptr<Connection> conn;  // Used only by the thread that set busy.
   // A connection of this channel broke: the next one opened is a reconnect (a log event, as
   // the pool's).
@@ -127,7 +120,7 @@ Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>
       if (!ch.queue.empty()) ch.work.notify_one();
     };
     try {
-      if (open(ch, deadline)) log_reconnect(op);
+      if (open(ch, deadline)) a2::detail::log_reconnect("redis", op);
       ch.conn->set_deadline(deadline);
       Reply reply = ch.conn->command_with(op, [&](Resp& resp) { resp.raw(r->bytes); });
       release();
@@ -141,10 +134,7 @@ Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>
       throw;
     }
   }
-  if (!ch.started) {
-    ch.thread = std::thread([this, &ch] { run(ch); });
-    ch.started = true;
-  }
+  if (!ch.thread.joinable()) ch.thread = std::thread([this, &ch] { run(ch); });
   // Queued at most queue_timeout (as a call waits for a pooled connection), then until the
   // deadline for the answer.
   r->deadline = std::min(deadline, std::chrono::steady_clock::now() + queue_timeout_);
@@ -170,7 +160,7 @@ Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>
                           "deadline passed)",
                       true);
   }
-  if (r->reconnected) log_reconnect(op);
+  if (r->reconnected) a2::detail::log_reconnect("redis", op);
   if (r->reply || r->outcome_unknown) ++a2::detail::t_round_trips;  // observe.hpp
   if (r->reply) return std::move(*r->reply);
   std::string message = "a2 redis " + std::string(op) + ": " + r->error;

@@ -15,20 +15,11 @@ namespace {
 using namespace a2::conformance;
 using namespace std::chrono_literals;
 
-// How far past its timeout a call may end on this (busy, shared) machine.
-constexpr auto kMargin = 750ms;
-
 a2::redis::Options options_on(const a2::test::RedisServer& server, std::size_t pool_size) {
   auto o = options_for(server.url(), unique_prefix("conn"));
   o.clock = std::make_shared<ManualClock>(kT0);
   if (pool_size != 0) o.pool_size = pool_size;  // 0: the default.
   return o;
-}
-
-// The clients connected to the server (the raw client included).
-long long clients(Raw& raw) {
-  auto list = raw.get({"CLIENT", "LIST", "TYPE", "normal"}).value_or("");
-  return static_cast<long long>(std::count(list.begin(), list.end(), '\n'));
 }
 
 // Busy enough threads until the store has opened all `pool_size` connections.

@@ -18,9 +18,6 @@ namespace {
 using namespace a2::conformance;
 using namespace std::chrono_literals;
 
-// How far past its timeout a call may end on this (busy, shared) machine.
-constexpr auto kMargin = 750ms;
-
 a2::redis::Options options_on(const a2::test::RedisServer& server) {
   auto o = options_for(server.url(), unique_prefix("mux"));
   o.clock = std::make_shared<ManualClock>(kT0);
@@ -32,12 +29,6 @@ long long info_counter(Raw& raw, const std::string& name) {
   const auto at = info.find(name + ":");
   REQUIRE(at != std::string::npos);
   return std::stoll(info.substr(at + name.size() + 1));
-}
-
-// The clients connected to the server (the raw client included).
-long long clients(Raw& raw) {
-  auto list = raw.get({"CLIENT", "LIST", "TYPE", "normal"}).value_or("");
-  return static_cast<long long>(std::count(list.begin(), list.end(), '\n'));
 }
 
 TEST_CASE("writes of many threads land densely, one round trip each, on the write connections",
@@ -125,57 +116,93 @@ TEST_CASE("writes of many threads land densely, one round trip each, on the writ
   CHECK(clients(raw) <= static_cast<long long>(options.pool_size + write_connections) + 1);
 }
 
+// The default number of write connections.
+const int kWriteConnections = static_cast<int>(a2::redis::Options{}.write_connections);
+
+// Threads that each append one event to session "s", started one after another: the first
+// `holders` 200 ms apart (time to start sending, even in a sanitizer build), the others `gap`
+// apart. With the server stopped, the first of them send on the idle write connections (calls
+// take the connections in turn) and the rest queue behind them.
+class Appenders {
+ public:
+  struct Outcome {
+    bool ok = false;
+    bool unknown = false;  // Failed with outcome_unknown().
+    std::string error;
+    std::chrono::steady_clock::time_point ended;
+  };
+
+  Appenders(Store& store, int count, int holders, std::chrono::milliseconds gap)
+      : outcomes_(static_cast<std::size_t>(count)) {
+    for (int t = 0; t < count; ++t) {
+      threads_.emplace_back([this, &store, t] {
+        auto& o = outcomes_[static_cast<std::size_t>(t)];
+        try {
+          (void)store.append("s", {ev()});
+          o.ok = true;
+        } catch (const Unavailable& e) {
+          o.error = e.what();
+          o.unknown = e.outcome_unknown();
+        }
+        o.ended = std::chrono::steady_clock::now();
+      });
+      std::this_thread::sleep_for(t < holders ? 200ms : gap);
+    }
+  }
+  ~Appenders() { join(); }
+  Appenders(const Appenders&) = delete;
+  Appenders& operator=(const Appenders&) = delete;
+
+  const std::vector<Outcome>& join() {
+    for (auto& th : threads_)
+      if (th.joinable()) th.join();
+    return outcomes_;
+  }
+
+ private:
+  std::vector<Outcome> outcomes_;  // Each thread writes its own element.
+  std::vector<std::thread> threads_;
+};
+
 TEST_CASE("writes queued behind a write in flight go to the server in one write",
           "[redis][multiplex][S216]") {
   a2::test::RedisServer server;
-  auto options = options_on(server);
-  options.write_connections = 1;
-  auto store = a2::redis::open(options);
-  (void)store->append("s", {ev()});  // The write connection is open.
+  auto store = a2::redis::open(options_on(server));
+  for (int i = 0; i < kWriteConnections; ++i) (void)store->append("s", {ev()});  // All open.
   Raw raw(server.port());
   const long long reads_before = info_counter(raw, "total_reads_processed");
   server.pause();
-  constexpr int kWriters = 8;
-  std::vector<std::thread> threads;
-  std::atomic<int> ok{0};
-  for (int t = 0; t < kWriters; ++t) {
-    threads.emplace_back([&] {
-      try {
-        (void)store->append("s", {ev()});
-        ++ok;
-      } catch (const std::exception& e) {
-        FAIL_CHECK(e.what());
-      }
-    });
-    // The first writer sends its own request and waits for the stopped server; the others queue.
-    std::this_thread::sleep_for(t == 0 ? 200ms : 20ms);  // (Room for a slow sanitizer build.)
+  constexpr int kWriters = 10;
+  int ok = 0;
+  {
+    Appenders writers(*store, kWriters, kWriteConnections, 20ms);
+    std::this_thread::sleep_for(200ms);
+    server.resume();
+    for (const auto& o : writers.join()) {
+      CHECK(o.error == "");
+      ok += o.ok ? 1 : 0;
+    }
   }
-  std::this_thread::sleep_for(200ms);
-  server.resume();
-  for (auto& th : threads) th.join();
   CHECK(ok == kWriters);
-  // The first writer's request, then the seven queued ones in one batch, then this INFO.
-  CHECK(info_counter(raw, "total_reads_processed") - reads_before <= 3);
-  CHECK(store->read("s").size() == static_cast<std::size_t>(kWriters + 1));
+  // Per write connection: the request its first writer sent itself, then the ones queued behind
+  // it in one batch; then this INFO.
+  CHECK(info_counter(raw, "total_reads_processed") - reads_before <= 2 * kWriteConnections + 1);
+  CHECK(store->read("s").size() == static_cast<std::size_t>(kWriters + kWriteConnections));
 }
 
 TEST_CASE("a write queued past pool_acquire_timeout fails with nothing sent",
           "[redis][multiplex][deadline][S216]") {
   a2::test::RedisServer server;
   auto options = options_on(server);
-  options.write_connections = 1;
   options.command_timeout = 3000ms;
   options.pool_acquire_timeout = 300ms;
   auto store = a2::redis::open(options);
   (void)store->append("s", {ev()});
   server.pause();
-  ResumeAndJoin holder{server, std::thread([&] {
-                         try {
-                           (void)store->append("s", {ev()});  // Holds the one write connection.
-                         } catch (const Unavailable&) {
-                         }
-                       })};
-  std::this_thread::sleep_for(100ms);
+  // Appends that hold every write connection; however the case leaves, the server continues
+  // first (`resume` is destroyed first), then they are joined.
+  Appenders holders(*store, kWriteConnections, kWriteConnections, 0ms);
+  ResumeOnExit resume{server};
   const auto start = std::chrono::steady_clock::now();
   try {
     (void)store->append("s", {ev()});
@@ -189,9 +216,9 @@ TEST_CASE("a write queued past pool_acquire_timeout fails with nothing sent",
   CHECK(took >= 250ms);
   CHECK(took <= 300ms + kMargin);
   server.resume();
-  holder.thread.join();
-  // The held append ran once the server continued (it was sent); the queued one never did.
-  CHECK(store->read("s").size() == 2);
+  for (const auto& o : holders.join()) CHECK(o.ok);
+  // The held appends ran once the server continued (they were sent); the queued one never did.
+  CHECK(store->read("s").size() == static_cast<std::size_t>(1 + kWriteConnections));
 }
 
 TEST_CASE("a write sent to a server that stops answering fails by its deadline, outcome unknown",
@@ -245,44 +272,30 @@ TEST_CASE("close fails the queued writes at once and later writes with Unavailab
           "[redis][multiplex][S218]") {
   a2::test::RedisServer server;
   auto options = options_on(server);
-  options.write_connections = 1;
   options.command_timeout = 2000ms;
   auto store = a2::redis::open(options);
   (void)store->append("s", {ev()});
   server.pause();
-  struct Resume {
-    a2::test::RedisServer& server;
-    ~Resume() { server.resume(); }
-  } resume{server};
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(4);
-  std::vector<int> unknown(4, 0);  // Not vector<bool>: each thread writes its own element.
-  std::vector<std::chrono::steady_clock::time_point> ended(4);
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        (void)store->append("s", {ev()});
-      } catch (const Unavailable& e) {
-        errors[t] = e.what();
-        unknown[t] = e.outcome_unknown() ? 1 : 0;
-      }
-      ended[t] = std::chrono::steady_clock::now();
-    });
-    // The first writer must be sending before the others queue (room for a sanitizer build).
-    std::this_thread::sleep_for(t == 0 ? 200ms : 50ms);
-  }
+  const int writers_count = kWriteConnections + 3;
+  Appenders writers(*store, writers_count, kWriteConnections, 50ms);
+  ResumeOnExit resume{server};
   std::this_thread::sleep_for(100ms);
   const auto closed_at = std::chrono::steady_clock::now();
   store->close();
-  for (auto& th : threads) th.join();
-  // The first writer sent its request (outcome unknown by its deadline); the three queued behind
-  // it failed when the store closed, with nothing sent.
-  CHECK(unknown[0] == 1);
-  for (int t = 1; t < 4; ++t) {
-    INFO("writer " << t << ": " << errors[t]);
-    CHECK(errors[t].find("closed") != std::string::npos);
-    CHECK(unknown[t] == 0);
-    CHECK(ended[t] - closed_at <= kMargin);
+  const auto& outcomes = writers.join();
+  // The first writers sent their requests on the idle write connections (outcome unknown by
+  // their deadline); the three queued behind them failed when the store closed, nothing sent.
+  for (int t = 0; t < writers_count; ++t) {
+    const auto& o = outcomes[static_cast<std::size_t>(t)];
+    INFO("writer " << t << ": " << o.error);
+    CHECK_FALSE(o.ok);
+    if (t < kWriteConnections) {
+      CHECK(o.unknown);
+    } else {
+      CHECK(o.error.find("closed") != std::string::npos);
+      CHECK_FALSE(o.unknown);
+      CHECK(o.ended - closed_at <= kMargin);
+    }
   }
   CHECK_THROWS_AS(store->append("s", {ev()}), Unavailable);
 }
@@ -310,19 +323,11 @@ TEST_CASE("after CLIENT KILL of the write connections the next writes succeed an
   CHECK(reconnects == 2);  // One per write connection.
   // And from many threads at once, after a second kill.
   REQUIRE(raw.integer({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}) >= 2);
-  std::vector<std::thread> threads;
-  std::atomic<int> ok{0};
-  for (int t = 0; t < 8; ++t)
-    threads.emplace_back([&] {
-      try {
-        (void)store->append("s", {ev()});
-        ++ok;
-      } catch (const std::exception& e) {
-        FAIL_CHECK(e.what());
-      }
-    });
-  for (auto& th : threads) th.join();
-  CHECK(ok == 8);
+  Appenders writers(*store, 8, 0, 0ms);
+  for (const auto& o : writers.join()) {
+    CHECK(o.error == "");
+    CHECK(o.ok);
+  }
   CHECK(store->read("s").size() == 16);
 }
 

@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -54,6 +55,15 @@ inline Fixture open_fixture(const std::string& prefix, const std::string& url = 
   f.store = a2::redis::open(options);
   return f;
 }
+
+// How far past its timeout a call may end on this (busy, shared) machine.
+inline constexpr auto kMargin = std::chrono::milliseconds(750);
+
+// Resumes a paused server however the test leaves.
+struct ResumeOnExit {
+  a2::test::RedisServer& server;
+  ~ResumeOnExit() { server.resume(); }
+};
 
 // A thread that waits on a paused server: resumes the server and joins the thread however the
 // test leaves.
@@ -144,6 +154,12 @@ class Raw {
  private:
   redisContext* context_ = nullptr;
 };
+
+// The clients connected to the server (the raw client included).
+inline long long clients(Raw& raw) {
+  auto list = raw.get({"CLIENT", "LIST", "TYPE", "normal"}).value_or("");
+  return static_cast<long long>(std::count(list.begin(), list.end(), '\n'));
+}
 
 // calls= of one command in INFO commandstats (0 when absent).
 inline long long calls_of(Raw& raw, const std::string& command) {
