@@ -45,10 +45,11 @@
 #include "workloads.hpp"
 
 // ---- Client round trips, counted where they happen. ----
-// libpqxx sends every request through one of the libpq calls below, each of which sends one
-// request and waits for its reply: one round trip. This program defines them, so the dynamic
-// linker binds libpqxx's calls to these (an executable's symbols come first); each counts and
-// forwards to libpq's own (RTLD_NEXT). The store exposes no counter of its own.
+// The store (src/postgres/executor.hpp) and libpqxx send every request through one of the libpq
+// calls below, each of which sends one request whose reply the caller waits for: one round
+// trip. This program defines them, so the linker binds the store's and libpqxx's calls to these
+// (an executable's symbols come first); each counts and forwards to libpq's own (RTLD_NEXT). The
+// store exposes no counter of its own.
 namespace {
 std::atomic<std::int64_t> g_round_trips{0};
 // The store's notifier runs its rounds (sql/send_wakes.sql, prepared as a2_send_wakes) on a
@@ -103,6 +104,22 @@ int PQsendQuery(PGconn* conn, const char* query) {
   static auto real = next_symbol<int (*)(PGconn*, const char*)>("PQsendQuery");
   g_round_trips.fetch_add(1, std::memory_order_relaxed);
   return real(conn, query);
+}
+int PQsendQueryPrepared(PGconn* conn, const char* name, int n, const char* const* values,
+                        const int* lengths, const int* formats, int result_format) {
+  static auto real = next_symbol<int (*)(PGconn*, const char*, int, const char* const*, const int*,
+                                         const int*, int)>("PQsendQueryPrepared");
+  if (std::strcmp(name, "a2_send_wakes") == 0)
+    g_notify_rounds.fetch_add(1, std::memory_order_relaxed);
+  else
+    g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, name, n, values, lengths, formats, result_format);
+}
+int PQsendPrepare(PGconn* conn, const char* name, const char* query, int n, const Oid* types) {
+  static auto real =
+      next_symbol<int (*)(PGconn*, const char*, const char*, int, const Oid*)>("PQsendPrepare");
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  return real(conn, name, query, n, types);
 }
 }  // extern "C"
 
@@ -426,8 +443,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
          {"server ms/op", "exec_ms", 3},
          {"of which notifier ms/op", "notify_ms", 3}},
         "Round trips/op are counted in the client: this program interposes libpq's "
-        "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare` and `PQsendQuery` (each sends "
-        "one request and waits for its reply) and counts the calls libpqxx makes. The server "
+        "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare`, `PQsendQuery`, "
+        "`PQsendQueryPrepared` and `PQsendPrepare` (each sends one request, whose reply the "
+        "caller waits for) and counts the calls the store and libpqxx make. The server "
         "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
         "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
         "their `total_exec_time` (the server-side functions' bodies included). All are deltas "

@@ -9,14 +9,9 @@
 #include <cerrno>
 #include <new>
 #include <string>
-
-#include "a2/embedded/sql_files.hpp"
+#include <utility>
 
 namespace a2::postgres::detail {
-namespace {
-
-
-}  // namespace
 
 // ── Connecting by a deadline ───────────────────────────────────────────────────────────────
 
@@ -24,6 +19,8 @@ namespace {
 thread_local a2::detail::SteadyTime t_connect_deadline = a2::detail::SteadyTime::max();
 // An application_name that overrides the connection string's (null: none).
 thread_local const char* t_application_name = nullptr;
+// The libpq connection do_startconnect made last on this thread (ConnectionPool::connect keeps it).
+thread_local PGconn* t_started = nullptr;
 }  // namespace
 
 ConnectByDeadline::handle ConnectByDeadline::do_startconnect(handle orig) {
@@ -46,7 +43,10 @@ ConnectByDeadline::handle ConnectByDeadline::do_startconnect(handle orig) {
   // As libpq's connectDBComplete: wait for writability first, then as PQconnectPoll asks.
   PostgresPollingStatusType status = PGRES_POLLING_WRITING;
   for (;;) {
-    if (status == PGRES_POLLING_OK) return conn;
+    if (status == PGRES_POLLING_OK) {
+      t_started = conn;
+      return conn;
+    }
     if (status == PGRES_POLLING_FAILED) failed(PQerrorMessage(conn));
     pollfd pfd{PQsocket(conn),
                static_cast<short>(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
@@ -143,6 +143,7 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
                                                     const std::string& application_name) {
   t_connect_deadline = deadline;
   t_application_name = application_name.empty() ? nullptr : application_name.c_str();
+  t_started = nullptr;
   std::unique_ptr<PqConnection> pq;
   try {
     pq = std::make_unique<PqConnection>(settings_.connection);
@@ -153,38 +154,31 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
   }
   t_connect_deadline = a2::detail::SteadyTime::max();
   t_application_name = nullptr;
+  PGconn* raw = std::exchange(t_started, nullptr);
+  if (raw == nullptr || PQsocket(raw) != pq->sock())
+    throw pqxx::broken_connection("connected without a libpq connection");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  // Calls use `raw` directly (postgres/executor.hpp): libpqxx must never replace it.
+  pq->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
   // The setup's round trips count against the deadline too.
   const auto ticket = watchdog_.arm(pq->sock(), deadline);
   try {
-    // set_variable (not a raw SET) so that libpqxx restores them should it ever reconnect.
     pq->set_variable("search_path", "\"" + settings_.schema + "\"");
     pq->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
     pq->set_variable("client_min_messages", "warning");
     // The write functions leave the wake-ups to the store's notifier (schema.sql a2_wake).
     pq->set_variable("a2.wake_after_commit", "on");
-    for (const auto* statement : a2::detail::sql::kAllStatements)  // Each as a2_<stem>.
-      pq->prepare("a2_" + std::string(statement->name), std::string(statement->text));
   } catch (...) {
     if (watchdog_.disarm(ticket))
       throw pqxx::broken_connection("timed out setting up a connection");
     throw;
   }
   if (watchdog_.disarm(ticket)) throw pqxx::broken_connection("timed out setting up a connection");
-  return std::make_unique<Connection>(std::move(pq));
-}
-
-bool ConnectionPool::connection_failed(pqxx::connection_base& conn) noexcept {
-  try {
-    throw;
-  } catch (const pqxx::sql_error&) {
-    return !conn.is_open();
-  } catch (...) {
-    return true;
-  }
-}
-
-void ConnectionPool::timeout(std::string_view op) const {
-  throw_timed_out(op, settings_.command_timeout);
+  // Calls wait with poll() by their deadline, so sending never blocks either.
+  if (PQsetnonblocking(raw, 1) != 0) throw pqxx::broken_connection(PQerrorMessage(raw));
+  return std::make_unique<Connection>(std::move(pq), raw);
 }
 
 }  // namespace a2::postgres::detail

@@ -5,6 +5,7 @@
 // libpqxx connections and the watchdog that enforces every call's deadline. Failures become
 // a2::Error in postgres/errors.hpp.
 
+#include <bitset>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -24,6 +25,9 @@
 #include "a2/observe.hpp"
 #include "common/pool.hpp"
 #include "postgres/errors.hpp"
+#include "postgres/executor.hpp"
+
+typedef struct pg_conn PGconn;  // libpq-fe.h
 
 namespace a2::postgres::detail {
 
@@ -50,20 +54,30 @@ class ConnectByDeadline : public pqxx::connectionpolicy {
 };
 using PqConnection = pqxx::basic_connection_base<ConnectByDeadline>;
 
-// A pooled connection: the libpqxx connection and whether a failure made it unusable.
+// The most statements sql/ may hold (a connection's prepared set is a bitset).
+inline constexpr std::size_t kMaxStatements = 64;
+
+// A pooled connection: the libpqxx connection (connecting and its set-up), its libpq handle
+// (every call's statements: postgres/executor.hpp), the statements prepared on it and whether a
+// failure made it unusable.
 class Connection {
  public:
-  explicit Connection(std::unique_ptr<PqConnection> conn) : conn_(std::move(conn)) {}
+  Connection(std::unique_ptr<PqConnection> conn, PGconn* raw) : conn_(std::move(conn)), raw_(raw) {}
   pqxx::connection_base& get() { return *conn_; }
+  PGconn* raw() const { return raw_; }
   int socket() const { return conn_->sock(); }
   bool broken() const { return broken_; }
   void mark_broken() { broken_ = true; }
+  bool prepared(std::size_t slot) const { return prepared_.test(slot); }
+  void set_prepared(std::size_t slot) { prepared_.set(slot); }
   // False when the server closed the idle connection or sent something unasked (a terminated
   // backend sends its FATAL message, then closes): a non-blocking poll, no round trip.
   bool idle_alive();
 
  private:
   std::unique_ptr<PqConnection> conn_;
+  PGconn* raw_;  // conn_'s (libpqxx never replaces it: reactivation is inhibited).
+  std::bitset<kMaxStatements> prepared_;
   bool broken_ = false;
 };
 
@@ -119,10 +133,10 @@ class ConnectionPool {
   // Hands a connection (from connect()) to the pool.
   void adopt(std::unique_ptr<Connection> conn) { pool_.adopt(std::move(conn)); }
 
-  // Runs fn(connection) on a pooled connection by the call's deadline; every failure leaves as
+  // Runs fn(executor) on a pooled connection by the call's deadline; every failure leaves as
   // an a2::Error.
   template <class F>
-  auto run(std::string_view op, F&& fn) -> decltype(fn(std::declval<pqxx::connection_base&>())) {
+  auto run(std::string_view op, F&& fn) -> decltype(fn(std::declval<Executor&>())) {
     const auto deadline = std::chrono::steady_clock::now() + settings_.command_timeout;
     std::optional<Pool::Lease> lease;
     try {
@@ -136,21 +150,16 @@ class ConnectionPool {
     return run_on(**lease, op, deadline, std::forward<F>(fn));
   }
 
-  // Runs fn(connection) on `conn` (a pooled one, or one of connect()'s outside the pool) by
-  // `deadline`: the watchdog shuts its socket down at the deadline; every failure leaves as an
-  // a2::Error and marks `conn` broken when it is unusable.
+  // Runs fn(executor) on `conn` (a pooled one, or one of connect()'s outside the pool) by
+  // `deadline`; every failure leaves as an a2::Error, and `conn` is marked broken when it is
+  // unusable.
   template <class F>
   auto run_on(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline, F&& fn)
-      -> decltype(fn(std::declval<pqxx::connection_base&>())) {
-    const auto ticket = watchdog_.arm(conn.socket(), deadline);
+      -> decltype(fn(std::declval<Executor&>())) {
+    Executor executor(conn, op, deadline, settings_.command_timeout);
     try {
-      auto result = fn(conn.get());
-      if (watchdog_.disarm(ticket)) conn.mark_broken();  // Answered just in time.
-      return result;
+      return fn(executor);
     } catch (...) {
-      const bool timed_out = watchdog_.disarm(ticket);
-      if (timed_out || connection_failed(conn.get())) conn.mark_broken();
-      if (timed_out) timeout(op);
       translate_current_exception(op, true);
     }
   }
@@ -161,13 +170,8 @@ class ConnectionPool {
  private:
   using Pool = a2::detail::Pool<Connection>;
 
-  // Whether the exception being handled leaves `conn` unusable (anything but an SQL error on an
-  // open connection). Call only inside a catch block.
-  static bool connection_failed(pqxx::connection_base& conn) noexcept;
-  [[noreturn]] void timeout(std::string_view op) const;
-
   Settings settings_;
-  Watchdog watchdog_;  // Before pool_: outlives the connections.
+  Watchdog watchdog_;  // Before pool_: outlives the connections. Guards their set-up.
   Pool pool_;
 };
 

@@ -150,10 +150,9 @@ PostgresFeed::PostgresFeed(std::shared_ptr<ConnectionPool> pool, std::shared_ptr
 PostgresFeed::~PostgresFeed() { notifier_->unsubscribe(session_id_); }
 
 std::vector<Event> PostgresFeed::read_after(std::int64_t cursor) {
-  return pool_->run("feed", [&](pqxx::connection_base& conn) {
-    pqxx::nontransaction tx(conn);
+  return pool_->run("feed", [&](Executor& x) {
     return events_of(
-        tx.exec_prepared("a2_read_events_page", session_id_, cursor, a2::detail::kFeedPageSize));
+        x.exec(a2::detail::sql::kReadEventsPage, session_id_, cursor, a2::detail::kFeedPageSize));
   });
 }
 

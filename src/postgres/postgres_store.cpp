@@ -107,53 +107,47 @@ class PostgresStore final : public Store {
   }
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
-    return pool_->run("read", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return stored_events_of(tx.exec_prepared("a2_read", s, options.after_index,
-                                               options.through_index.value_or(kMaxSafeInteger)));
+    return pool_->run("read", [&](Executor& x) {
+      return stored_events_of(x.exec(a2::detail::sql::kRead, s, options.after_index,
+                                     options.through_index.value_or(kMaxSafeInteger)));
     });
   }
 
   std::vector<Event> do_read_history(const std::string& s, const ReadOptions& options) override {
-    return pool_->run("read_history", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return events_of(tx.exec_prepared("a2_read_history", s, options.after_index,
-                                        options.through_index.value_or(kMaxSafeInteger)));
+    return pool_->run("read_history", [&](Executor& x) {
+      return events_of(x.exec(a2::detail::sql::kReadHistory, s, options.after_index,
+                              options.through_index.value_or(kMaxSafeInteger)));
     });
   }
 
   std::optional<std::vector<Event>> do_read_tail(const std::string& s, std::int64_t from_index,
                                                  std::optional<std::int64_t> through) override {
-    return pool_->run(
-        "read_tail", [&](pqxx::connection_base& conn) -> std::optional<std::vector<Event>> {
-          pqxx::nontransaction tx(conn);
-          auto rows =
-              tx.exec_prepared("a2_read_tail", s, from_index, through.value_or(kMaxSafeInteger));
-          expect_columns(rows, kEventColumnCount, {"clear_index"});
-          if (rows.empty()) return std::vector<Event>{};
-          auto clear_index = rows[0][kEventColumnCount].as<std::int64_t>();
-          // from_index below the lifetime's start, or more than one page: does not fit.
-          if (from_index < std::max<std::int64_t>(clear_index, 1) ||
-              static_cast<std::int64_t>(rows.size()) > a2::detail::kReadPageSize)
-            return std::nullopt;
-          return events_of(rows);
-        });
+    return pool_->run("read_tail", [&](Executor& x) -> std::optional<std::vector<Event>> {
+      auto rows =
+          x.exec(a2::detail::sql::kReadTail, s, from_index, through.value_or(kMaxSafeInteger));
+      expect_columns(rows, kEventColumnCount, {"clear_index"});
+      if (rows.empty()) return std::vector<Event>{};
+      auto clear_index = rows[0][kEventColumnCount].as<std::int64_t>();
+      // from_index below the lifetime's start, or more than one page: does not fit.
+      if (from_index < std::max<std::int64_t>(clear_index, 1) ||
+          static_cast<std::int64_t>(rows.size()) > a2::detail::kReadPageSize)
+        return std::nullopt;
+      return events_of(rows);
+    });
   }
 
   std::vector<Event> do_read_events(const std::string& s, std::int64_t after_index) override {
-    return pool_->run("read_events", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
+    return pool_->run("read_events", [&](Executor& x) {
       return events_of(
-          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kReadPageSize));
+          x.exec(a2::detail::sql::kReadEventsPage, s, after_index, a2::detail::kReadPageSize));
     });
   }
 
   std::vector<SerializedEvent> do_read_feed_page(const std::string& s,
                                                  std::int64_t after_index) override {
-    return pool_->run("read_feed_page", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
+    return pool_->run("read_feed_page", [&](Executor& x) {
       auto rows =
-          tx.exec_prepared("a2_read_events_page", s, after_index, a2::detail::kFeedPageSize);
+          x.exec(a2::detail::sql::kReadEventsPage, s, after_index, a2::detail::kFeedPageSize);
       expect_event_columns(rows, 0);
       std::vector<SerializedEvent> out;
       out.reserve(rows.size());
@@ -177,9 +171,8 @@ class PostgresStore final : public Store {
 
   std::vector<HeldClaim> do_held_claims(const std::string& s, const std::string& holder) override {
     auto now = clock().now_ms();
-    return pool_->run("held_claims", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_held_claims", s, holder, now);
+    return pool_->run("held_claims", [&](Executor& x) {
+      auto rows = x.exec(a2::detail::sql::kHeldClaims, s, holder, now);
       expect_columns(rows, 0, {"idx", "attempt_count", "claim_expires_at"}, true);
       std::vector<HeldClaim> out;
       out.reserve(rows.size());
@@ -193,28 +186,19 @@ class PostgresStore final : public Store {
   // Work discovery (docs/postgres-layout.md#a2_work): the index is kept by the write functions.
   WorkPage do_find_work(const FindWorkRequest& request) override {
     const auto call = calls::FindWork::of(request);
-    return pool_->run("find_work", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return call.decode(call.exec(tx));
-    });
+    return pool_->run("find_work", [&](Executor& x) { return call.decode(call.exec(x)); });
   }
 
   // Inspection (docs/postgres-layout.md#inspection): one read-only statement each.
   SessionPage do_list_sessions(const ListSessionsRequest& request) override {
     a2::detail::check_session_cursor("list_sessions", request.cursor);
     const calls::ListSessions call{request.cursor, request.limit, clock().now_ms()};
-    return pool_->run("list_sessions", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return call.decode(call.exec(tx));
-    });
+    return pool_->run("list_sessions", [&](Executor& x) { return call.decode(call.exec(x)); });
   }
 
   SessionInspection do_inspect_session(const std::string& s) override {
     const calls::InspectSession call{s, clock().now_ms()};
-    return pool_->run("inspect_session", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return call.decode(call.exec(tx));
-    });
+    return pool_->run("inspect_session", [&](Executor& x) { return call.decode(call.exec(x)); });
   }
 
   SweepResult do_sweep_work() override {
@@ -229,9 +213,8 @@ class PostgresStore final : public Store {
   }
 
   HeadResult do_head(const std::string& s) override {
-    return pool_->run("head", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_head", s);
+    return pool_->run("head", [&](Executor& x) {
+      auto rows = x.exec(a2::detail::sql::kHead, s);
       expect_columns(rows, 0, {"head_index", "clear_index"}, true);
       return HeadResult{rows.at(0)[0].as<std::int64_t>(), rows.at(0)[1].as<std::int64_t>()};
     });
@@ -278,9 +261,8 @@ class PostgresStore final : public Store {
   }
 
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override {
-    return pool_->run("dead_letters", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      return stored_events_of(tx.exec_prepared("a2_dead_letters", s));
+    return pool_->run("dead_letters", [&](Executor& x) {
+      return stored_events_of(x.exec(a2::detail::sql::kDeadLetters, s));
     });
   }
 
@@ -335,9 +317,8 @@ class PostgresStore final : public Store {
 
   PresenceMap do_read_presence(const std::string& s) override {
     auto now = clock().now_ms();
-    return pool_->run("read_presence", [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_presence", s, now);
+    return pool_->run("read_presence", [&](Executor& x) {
+      auto rows = x.exec(a2::detail::sql::kReadPresence, s, now);
       return a2::detail::parse_stored_json(rows.at(0)[0].c_str(), a2::detail::kEnvelopeLevels)
           .get<PresenceMap>();
     });
@@ -358,9 +339,8 @@ class PostgresStore final : public Store {
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
-    return pool_->run(op, [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      auto rows = call.exec(tx);
+    return pool_->run(op, [&](Executor& x) {
+      auto rows = call.exec(x);
       if constexpr (requires { Call::kWakeColumn; }) {
         const int flags = wake_flags(rows, Call::kWakeColumn);
         if (flags & kWakeFeeds) notifier_->written(call.session_id);  // This store's feeds.
@@ -398,12 +378,11 @@ class PostgresStore final : public Store {
            {"through", requests[i].through_index ? Json(*requests[i].through_index) : Json()},
            {"snap", requests[i].snapshot_through_index ? Json(*requests[i].snapshot_through_index)
                                                        : Json()}});
-    return pool_->run(op, [&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      auto rows = tx.exec_prepared("a2_read_states", a2::detail::json_text(list), reducer);
+    return pool_->run(op, [&](Executor& x) {
+      auto rows = x.exec(a2::detail::sql::kReadStates, a2::detail::json_text(list), reducer);
       // position, row_order, head_index, snapshot_index, snapshot_state, clear_index, then the
       // event columns (null on a header row).
-      constexpr pqxx::row::size_type kEvent = 6;
+      constexpr Result::size_type kEvent = 6;
       expect_columns(rows, 0,
                      {"position", "row_order", "head_index", "snapshot_index", "snapshot_state",
                       "clear_index"});

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "postgres/rows.hpp"
 
-#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -11,56 +10,36 @@
 namespace a2::postgres::detail {
 namespace {
 
-// The cells of one row from column `first` on, read through one field iterator: a pqxx::field
-// copies the result's shared pointers, so a row's fields are not constructed one by one. Text is
-// read with its length (no strlen), integers with from_chars.
+// The cells of one row from column `first` on. Text is read with its length (no strlen),
+// integers with from_chars.
 class Cells {
  public:
-  Cells(const pqxx::row& row, pqxx::row::size_type first) : at_(row.begin()) {
-    at_ += static_cast<pqxx::row::difference_type>(first);
-  }
+  Cells(const Result::Row& row, Result::size_type first) : row_(row), first_(first) {}
 
-  const pqxx::field& operator[](pqxx::row::size_type k) {
-    at_ += static_cast<pqxx::row::difference_type>(k) - column_;
-    column_ = static_cast<pqxx::row::difference_type>(k);
-    return at_;
-  }
-  std::string_view text(pqxx::row::size_type k) {
-    const pqxx::field& f = (*this)[k];
-    return {f.c_str(), f.size()};
-  }
-  std::string string(pqxx::row::size_type k) { return std::string(text(k)); }
-  void assign(pqxx::row::size_type k, std::string& to) { to.assign(text(k)); }
-  std::int64_t integer(pqxx::row::size_type k) {
-    const pqxx::field& f = (*this)[k];
-    std::int64_t v = 0;
-    const char* begin = f.c_str();
-    const char* end = begin + f.size();
-    auto [stop, ec] = std::from_chars(begin, end, v);
-    if (ec != std::errc() || stop != end || begin == end)
-      throw pqxx::conversion_error("column " + std::string(f.name()) + " holds '" +
-                                   std::string(begin, end) + "', not an integer");
-    return v;
-  }
-  std::optional<std::int64_t> opt_integer(pqxx::row::size_type k) {
+  Result::Field operator[](Result::size_type k) const { return row_[first_ + k]; }
+  std::string_view text(Result::size_type k) const { return (*this)[k].view(); }
+  std::string string(Result::size_type k) const { return std::string(text(k)); }
+  void assign(Result::size_type k, std::string& to) const { to.assign(text(k)); }
+  std::int64_t integer(Result::size_type k) const { return (*this)[k].as<std::int64_t>(); }
+  std::optional<std::int64_t> opt_integer(Result::size_type k) const {
     if ((*this)[k].is_null()) return std::nullopt;
     return integer(k);
   }
-  void assign_opt(pqxx::row::size_type k, std::optional<std::string>& to) {
+  void assign_opt(Result::size_type k, std::optional<std::string>& to) const {
     if ((*this)[k].is_null())
       to.reset();
     else
       to.emplace(text(k));
   }
   // Parsed once, straight from the cell's text; SQL null is JSON null.
-  Json json(pqxx::row::size_type k) {
+  Json json(Result::size_type k) const {
     if ((*this)[k].is_null()) return Json();
     return a2::detail::parse_stored_json(text(k));
   }
 
  private:
-  pqxx::const_row_iterator at_;
-  pqxx::row::difference_type column_ = 0;
+  Result::Row row_;
+  Result::size_type first_;
 };
 
 void fill_event(Cells& c, Event& e) {
@@ -74,14 +53,14 @@ void fill_event(Cells& c, Event& e) {
 
 }  // namespace
 
-void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
-                    const std::string_view* names, std::size_t count, bool exact) {
+void expect_columns(const Result& rows, Result::size_type first, const std::string_view* names,
+                    std::size_t count, bool exact) {
   const auto columns = static_cast<std::size_t>(rows.columns());
   if (columns < first + count || (exact && columns != first + count))
     throw std::logic_error("the statement returns " + std::to_string(columns) +
                            " columns; its decoder reads " + std::to_string(first + count));
   for (std::size_t i = 0; i < count; ++i) {
-    const auto column = static_cast<pqxx::row::size_type>(first + i);
+    const auto column = static_cast<Result::size_type>(first + i);
     if (names[i] != rows.column_name(column))
       throw std::logic_error("column " + std::to_string(column) + " of the statement is '" +
                              rows.column_name(column) + "'; its decoder reads '" +
@@ -89,27 +68,27 @@ void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
   }
 }
 
-void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
+void expect_columns(const Result& rows, Result::size_type first,
                     std::initializer_list<std::string_view> names, bool exact) {
   expect_columns(rows, first, names.begin(), names.size(), exact);
 }
 
-void expect_event_columns(const pqxx::result& rows, pqxx::row::size_type first) {
+void expect_event_columns(const Result& rows, Result::size_type first) {
   expect_columns(rows, first, kStoredColumns.data(), kEventColumnCount);
 }
 
-void expect_stored_columns(const pqxx::result& rows, pqxx::row::size_type first) {
+void expect_stored_columns(const Result& rows, Result::size_type first) {
   expect_columns(rows, first, kStoredColumns.data(), kStoredColumns.size(), true);
 }
 
-Event event_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+Event event_from_row(const Result::Row& row, Result::size_type first) {
   Cells c(row, first);
   Event e;
   fill_event(c, e);
   return e;
 }
 
-SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+SerializedEvent serialized_from_row(const Result::Row& row, Result::size_type first) {
   Cells c(row, first);
   SerializedEvent e;
   e.session_id = c.string(0);
@@ -152,14 +131,14 @@ void fill_stored(Cells& c, StoredEvent& e) {
 
 }  // namespace
 
-StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first) {
+StoredEvent stored_from_row(const Result::Row& row, Result::size_type first) {
   Cells c(row, first);
   StoredEvent e;
   fill_stored(c, e);
   return e;
 }
 
-std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type first) {
+std::vector<Event> events_of(const Result& rows, Result::size_type first) {
   expect_event_columns(rows, first);
   std::vector<Event> out;
   out.reserve(rows.size());
@@ -170,13 +149,12 @@ std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type firs
   return out;
 }
 
-std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first) {
+std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first) {
   return stored_events_of(rows, first, 0, rows.size());
 }
 
-std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first,
-                                          pqxx::result::size_type begin,
-                                          pqxx::result::size_type end) {
+std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
+                                          Result::size_type begin, Result::size_type end) {
   expect_stored_columns(rows, first);
   std::vector<StoredEvent> out;
   out.reserve(end - begin);

@@ -10,16 +10,16 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
-#include <pqxx/pqxx>
 #include <string_view>
 #include <vector>
 
 #include "a2/types.hpp"
+#include "postgres/result.hpp"
 
 namespace a2::postgres::detail {
 
 // session_id, idx, event_id, event_type, payload, created_at.
-inline constexpr pqxx::row::size_type kEventColumnCount = 6;
+inline constexpr Result::size_type kEventColumnCount = 6;
 // The public columns, then the rest of a2_events but lane_ready (available_at: schema version 2).
 inline constexpr std::array<std::string_view, 22> kStoredColumns = {"session_id",
                                                                     "idx",
@@ -46,30 +46,29 @@ inline constexpr std::array<std::string_view, 22> kStoredColumns = {"session_id"
 
 // Throws std::logic_error unless columns first.. of `rows` are named `names` (and, with
 // `exact`, no other column follows).
-void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
-                    const std::string_view* names, std::size_t count, bool exact = false);
-void expect_columns(const pqxx::result& rows, pqxx::row::size_type first,
+void expect_columns(const Result& rows, Result::size_type first, const std::string_view* names,
+                    std::size_t count, bool exact = false);
+void expect_columns(const Result& rows, Result::size_type first,
                     std::initializer_list<std::string_view> names, bool exact = false);
 // The public event columns at `first`.
-void expect_event_columns(const pqxx::result& rows, pqxx::row::size_type first);
+void expect_event_columns(const Result& rows, Result::size_type first);
 // The stored event columns at `first`, and nothing after them.
-void expect_stored_columns(const pqxx::result& rows, pqxx::row::size_type first);
+void expect_stored_columns(const Result& rows, Result::size_type first);
 
 // A public event from the event columns starting at `first`.
-Event event_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+Event event_from_row(const Result::Row& row, Result::size_type first = 0);
 // The same columns with the payload left as its stored JSON text.
-SerializedEvent serialized_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+SerializedEvent serialized_from_row(const Result::Row& row, Result::size_type first = 0);
 // A stored event from the stored columns starting at `first`.
-StoredEvent stored_from_row(const pqxx::row& row, pqxx::row::size_type first = 0);
+StoredEvent stored_from_row(const Result::Row& row, Result::size_type first = 0);
 
 // Every row's public events (a read statement's whole result), checking the columns.
-std::vector<Event> events_of(const pqxx::result& rows, pqxx::row::size_type first = 0);
+std::vector<Event> events_of(const Result& rows, Result::size_type first = 0);
 // Every row's stored event, skipping rows whose event columns are null (a write statement's
 // "no rows" row), checking the columns.
-std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first = 0);
+std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first = 0);
 // The same for the rows [begin, end) of `rows` (one part of a reply that has several).
-std::vector<StoredEvent> stored_events_of(const pqxx::result& rows, pqxx::row::size_type first,
-                                          pqxx::result::size_type begin,
-                                          pqxx::result::size_type end);
+std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
+                                          Result::size_type begin, Result::size_type end);
 
 }  // namespace a2::postgres::detail

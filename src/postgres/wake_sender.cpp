@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <exception>
 #include <utility>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "postgres/calls/params.hpp"
 
 namespace a2::postgres::detail {
@@ -25,11 +25,11 @@ constexpr auto kWarmUpTimeout = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-int wake_flags(const pqxx::result& rows, pqxx::row::size_type column) noexcept {
+int wake_flags(const Result& rows, Result::size_type column) noexcept {
   if (rows.empty() || column >= rows.columns() || rows[0][column].is_null()) return 0;
   const char* text = rows[0][column].c_str();
   int flags = 0;
-  std::from_chars(text, text + std::strlen(text), flags);  // '' (none): stays 0.
+  std::from_chars(text, text + rows[0][column].size(), flags);  // '' (none): stays 0.
   return flags & (kWakeFeeds | kWakeWork);
 }
 
@@ -125,11 +125,16 @@ void WakeSender::warm_up() {
   // commit), but prepares the statement and compiles the functions it calls: about 10 ms the
   // first real round would otherwise take.
   const std::vector<std::string> none{"a2 notifier warm-up"};
-  pool_->run_on(*conn_, "notify", deadline, [&](pqxx::connection_base& c) {
-    pqxx::work tx(c);
-    auto rows = tx.exec_prepared("a2_send_wakes", calls::text_array(none), calls::text_array(none));
-    tx.abort();
-    return rows;
+  pool_->run_on(*conn_, "notify", deadline, [&](Executor& x) {
+    x.exec_command("BEGIN");
+    try {
+      x.exec(a2::detail::sql::kSendWakes, calls::text_array(none), calls::text_array(none));
+      x.exec_command("ROLLBACK");
+    } catch (...) {
+      conn_->mark_broken();  // Perhaps still in the transaction: not used again.
+      throw;
+    }
+    return 0;
   });
 }
 
@@ -144,10 +149,9 @@ bool WakeSender::send(const Batch& batch) {
   try {
     connect(std::chrono::steady_clock::now() + settings.command_timeout);
     pool_->run_on(*conn_, "notify", std::chrono::steady_clock::now() + settings.command_timeout,
-                  [&](pqxx::connection_base& c) {
-                    pqxx::nontransaction tx(c);
-                    return tx.exec_prepared("a2_send_wakes", calls::text_array(feeds),
-                                            calls::text_array(work));
+                  [&](Executor& x) {
+                    return x.exec(a2::detail::sql::kSendWakes, calls::text_array(feeds),
+                                  calls::text_array(work));
                   });
     return true;
   } catch (const std::exception& e) {

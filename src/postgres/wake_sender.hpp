@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <pqxx/pqxx>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -24,6 +23,7 @@
 
 #include "a2/observe.hpp"
 #include "postgres/connection_pool.hpp"
+#include "postgres/result.hpp"
 
 namespace a2::postgres::detail {
 
@@ -40,7 +40,7 @@ inline constexpr const char* kNotifierApplicationName = "a2 notifier";
 inline constexpr std::size_t kMaxPendingWakes = 100000;
 
 // The flags of the r_wake column `column` of a write's reply (0 when it names none).
-int wake_flags(const pqxx::result& rows, pqxx::row::size_type column) noexcept;
+int wake_flags(const Result& rows, Result::size_type column) noexcept;
 
 // Thread-safe. The thread starts with the first start() or add() and connects at once, so that
 // the connection is up before the first wake-up is owed (a new connection takes a few round

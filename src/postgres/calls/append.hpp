@@ -5,20 +5,22 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct Append {
-  static constexpr const char* kStatement = "a2_append";
-  static constexpr pqxx::row::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kAppend;
+  static constexpr Result::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
   using Reply = AppendResult;
 
   std::string session_id;
@@ -50,15 +52,14 @@ struct Append {
     return call;
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, now_ms, origin_index, text_array(ids),
-                            text_array(types), json_array(payloads), int_array(cause_indexes),
-                            int_array(cause_attempts), text_array(lanes), bool_array(settled),
-                            int_array(available_at));
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, now_ms, origin_index, text_array(ids), text_array(types),
+                  json_array(payloads), int_array(cause_indexes), int_array(cause_attempts),
+                  text_array(lanes), bool_array(settled), int_array(available_at));
   }
 
   // r_has_pending, r_wake, then the rows (new or replayed).
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_has_pending", "r_wake"});
     return AppendResult{stored_events_of(rows, 2), rows.at(0)[0].as<bool>()};
   }

@@ -6,19 +6,21 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 
 #include "a2/detail/json_text.hpp"
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct AppendOne {
-  static constexpr const char* kStatement = "a2_append_one";
-  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kAppendOne;
+  static constexpr Result::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
 
   std::string session_id;
   std::int64_t now_ms = 0;
@@ -32,13 +34,12 @@ struct AppendOne {
     AppendResult replayed;
   };
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, now_ms, id, type,
-                            a2::detail::json_text(*payload));
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
   }
 
   // r_index, r_has_pending, r_wake, then the rows (only when r_index is null).
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_index", "r_has_pending", "r_wake"});
     const auto& row = rows.at(0);
     if (!row[0].is_null()) return Reply{row[0].as<std::int64_t>(), {}};

@@ -6,19 +6,21 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct ClaimAvailable {
-  static constexpr const char* kStatement = "a2_claim_available";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kClaimAvailable;
   using Reply = ClaimResult;
 
   std::string session_id;
@@ -28,21 +30,21 @@ struct ClaimAvailable {
   std::vector<std::int64_t> exclude_indexes;
   std::optional<std::int64_t> max_events;  // Unset: every available event.
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, holder, now_ms, expires_at_ms,
-                            int_array(exclude_indexes), max_events);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, holder, now_ms, expires_at_ms, int_array(exclude_indexes),
+                  max_events);
   }
 
   // r_verdict, r_retry_at, r_clear_index, then the claimed rows (in the order the claim's update
   // met them: decode_part sorts them).
-  static Reply decode(const pqxx::result& rows) { return decode_part(rows, 0, 0, rows.size()); }
+  static Reply decode(const Result& rows) { return decode_part(rows, 0, 0, rows.size()); }
 
   // The claim's columns r_verdict, r_retry_at, r_clear_index at `first`, the claimed rows'
   // stored-event columns after them, in the rows [begin, end) of `rows`: claim_available's reply,
   // and the claim_next part of complete_attempts' (calls/complete_attempts.hpp). The events come
   // out in index order, whatever the rows' order.
-  static Reply decode_part(const pqxx::result& rows, pqxx::row::size_type first,
-                           pqxx::result::size_type begin, pqxx::result::size_type end) {
+  static Reply decode_part(const Result& rows, Result::size_type first, Result::size_type begin,
+                           Result::size_type end) {
     expect_columns(rows, first, {"r_verdict", "r_retry_at", "r_clear_index"});
     const auto row = rows.at(begin);
     const std::string verdict = row[first].c_str();

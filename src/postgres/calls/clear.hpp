@@ -5,17 +5,19 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct Clear {
-  static constexpr const char* kStatement = "a2_clear";
-  static constexpr pqxx::row::size_type kWakeColumn = 3;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kClear;
+  static constexpr Result::size_type kWakeColumn = 3;  // r_wake (postgres/wake_sender.hpp).
   using Reply = ClearResult;
 
   std::string session_id;
@@ -26,13 +28,13 @@ struct Clear {
   std::string marker_id;
   std::string marker_type;
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, now_ms, if_last_index, cause_index,
-                            cause_attempt, marker_id, marker_type);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, now_ms, if_last_index, cause_index, cause_attempt,
+                  marker_id, marker_type);
   }
 
   // r_cleared, r_index, r_clear_index, r_wake.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_cleared", "r_index", "r_clear_index", "r_wake"}, true);
     const auto& row = rows.at(0);
     return ClearResult{row[0].as<bool>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()};

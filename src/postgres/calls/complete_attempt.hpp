@@ -6,21 +6,23 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct CompleteAttempt {
-  static constexpr const char* kStatement = "a2_complete_attempt";
-  static constexpr pqxx::row::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kCompleteAttempt;
+  static constexpr Result::size_type kWakeColumn = 1;  // r_wake (postgres/wake_sender.hpp).
   using Reply = CompleteResult;
 
   std::string session_id;
@@ -49,14 +51,14 @@ struct CompleteAttempt {
     return call;
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, index, attempt, now_ms, text_array(ids),
-                            text_array(types), json_array(payloads), text_array(lanes),
-                            bool_array(settled), int_array(available_at));
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, index, attempt, now_ms, text_array(ids),
+                  text_array(types), json_array(payloads), text_array(lanes), bool_array(settled),
+                  int_array(available_at));
   }
 
   // r_verdict, r_wake, then the children's rows.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, kWakeColumn, {"r_wake"});
     return decode_part(rows, 0, 2, 0, rows.size());
   }
@@ -64,9 +66,9 @@ struct CompleteAttempt {
   // The completion's r_verdict at column `verdict_column`, its children's stored-event columns at
   // `events`, in the rows [begin, end) of `rows`: complete_attempt's reply, and one completion's
   // part of complete_attempts' (calls/complete_attempts.hpp).
-  static Reply decode_part(const pqxx::result& rows, pqxx::row::size_type verdict_column,
-                           pqxx::row::size_type events, pqxx::result::size_type begin,
-                           pqxx::result::size_type end) {
+  static Reply decode_part(const Result& rows, Result::size_type verdict_column,
+                           Result::size_type events, Result::size_type begin,
+                           Result::size_type end) {
     expect_columns(rows, verdict_column, {"r_verdict"});
     const std::string verdict = rows.at(begin)[verdict_column].c_str();
     if (verdict == "superseded") return CompleteResult{CompleteVerdict::superseded, {}, {}};

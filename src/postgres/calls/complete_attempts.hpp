@@ -8,24 +8,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "a2/detail/validate.hpp"
+#include "a2/embedded/sql_files.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
 #include "postgres/calls/claim_available.hpp"
 #include "postgres/calls/complete_attempt.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct CompleteAttempts {
-  static constexpr const char* kStatement = "a2_complete_attempts";
-  static constexpr pqxx::row::size_type kWakeColumn = 0;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kCompleteAttempts;
+  static constexpr Result::size_type kWakeColumn = 0;  // r_wake (postgres/wake_sender.hpp).
   using Reply = CompleteManyResult;
 
   std::string session_id;
@@ -85,20 +87,20 @@ struct CompleteAttempts {
               request.claim_next, now_ms);
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, now_ms, int_array(indexes), int_array(attempts),
-                            int_array(child_counts), text_array(ids), text_array(types), payloads,
-                            text_array(lanes), bool_array(settled), int_array(available_at), holder,
-                            expires_at_ms, max_events);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, now_ms, int_array(indexes), int_array(attempts),
+                  int_array(child_counts), text_array(ids), text_array(types), payloads,
+                  text_array(lanes), bool_array(settled), int_array(available_at), holder,
+                  expires_at_ms, max_events);
   }
 
   // r_wake, r_part, then per part the columns of its decoder: a completion's (k >= 1) r_verdict and
   // its children; the claim's (0) r_verdict, r_retry_at, r_clear_index and its rows. Parts come in
   // order, each as consecutive rows.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_wake", "r_part", "r_verdict", "r_retry_at", "r_clear_index"});
     Reply out;
-    for (pqxx::result::size_type begin = 0; begin < rows.size();) {
+    for (Result::size_type begin = 0; begin < rows.size();) {
       const auto part = rows.at(begin)[1].as<std::int64_t>();
       auto end = begin + 1;
       while (end < rows.size() && rows.at(end)[1].as<std::int64_t>() == part) ++end;

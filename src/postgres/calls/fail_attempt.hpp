@@ -5,18 +5,20 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct FailAttempt {
-  static constexpr const char* kStatement = "a2_fail_attempt";
-  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kFailAttempt;
+  static constexpr Result::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = FailResult;
 
   std::string session_id;
@@ -27,13 +29,12 @@ struct FailAttempt {
   std::int64_t now_ms = 0;
   std::optional<std::int64_t> retry_at_ms;  // Unset or not after now_ms: claimable at once.
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, index, attempt, error, max_failures, now_ms,
-                            retry_at_ms);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, index, attempt, error, max_failures, now_ms, retry_at_ms);
   }
 
   // r_verdict, r_failure_count, r_wake.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_verdict", "r_failure_count", "r_wake"}, true);
     const auto& row = rows.at(0);
     const std::string verdict = row[0].c_str();

@@ -5,17 +5,19 @@
 
 #include <cstdint>
 #include <limits>
-#include <pqxx/pqxx>
 #include <string>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct FindWork {
-  static constexpr const char* kStatement = "a2_find_work";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kFindWork;
   using Reply = WorkPage;
 
   std::int64_t after_at = -1;  // The exclusive cursor; (-1, "") is before every entry.
@@ -34,12 +36,12 @@ struct FindWork {
     return call;
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, after_at, after_session, due_by, limit);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, after_at, after_session, due_by, limit);
   }
 
   // session_id, next_at; `next` is the last entry when the page is full.
-  Reply decode(const pqxx::result& rows) const {
+  Reply decode(const Result& rows) const {
     expect_columns(rows, 0, {"session_id", "next_at"}, true);
     WorkPage page;
     page.sessions.reserve(rows.size());

@@ -6,18 +6,20 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <pqxx/pqxx>
 #include <string>
 
 #include "a2/detail/json_text.hpp"
+#include "a2/embedded/sql_files.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 // The summary columns head .. dead at `first`, of session `session_id`.
-inline SessionSummary summary_of(const pqxx::row& row, pqxx::row::size_type first,
+inline SessionSummary summary_of(const Result::Row& row, Result::size_type first,
                                  std::string session_id) {
   SessionSummary s;
   s.session_id = std::move(session_id);
@@ -31,19 +33,17 @@ inline SessionSummary summary_of(const pqxx::row& row, pqxx::row::size_type firs
 }
 
 struct ListSessions {
-  static constexpr const char* kStatement = "a2_list_sessions";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kListSessions;
   using Reply = SessionPage;
 
   std::string cursor;
   std::int64_t limit = 0;
   std::int64_t now_ms = 0;
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, cursor, limit, now_ms);
-  }
+  Result exec(Executor& x) const { return x.exec(kStatement, cursor, limit, now_ms); }
 
   // session_id, head .. dead; at most limit + 1 rows: the extra one says a next page exists.
-  Reply decode(const pqxx::result& rows) const {
+  Reply decode(const Result& rows) const {
     expect_columns(rows, 0,
                    {"session_id", "head", "clear_index", "pending", "ready", "claimed", "dead"},
                    true);
@@ -60,18 +60,16 @@ struct ListSessions {
 };
 
 struct InspectSession {
-  static constexpr const char* kStatement = "a2_inspect_session";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kInspectSession;
   using Reply = SessionInspection;
 
   std::string session_id;
   std::int64_t now_ms = 0;
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, now_ms);
-  }
+  Result exec(Executor& x) const { return x.exec(kStatement, session_id, now_ms); }
 
   // head .. dead, lanes, claims, snapshots (JSON arrays of arrays).
-  Reply decode(const pqxx::result& rows) const {
+  Reply decode(const Result& rows) const {
     expect_columns(rows, 0,
                    {"head", "clear_index", "pending", "ready", "claimed", "dead", "lanes", "claims",
                     "snapshots"},

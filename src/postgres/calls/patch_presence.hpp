@@ -5,18 +5,20 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 
 #include "a2/detail/json_text.hpp"
+#include "a2/embedded/sql_files.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct PatchPresence {
-  static constexpr const char* kStatement = "a2_patch_presence";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kPatchPresence;
   using Reply = PresenceMap;
 
   std::string session_id;
@@ -26,13 +28,13 @@ struct PatchPresence {
   std::int64_t now_ms = 0;
   std::optional<std::string> source;
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, participant, a2::detail::json_text(*state),
-                            ttl_ms, now_ms, source);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, participant, a2::detail::json_text(*state), ttl_ms,
+                  now_ms, source);
   }
 
   // r_presence: the live map as jsonb text.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_presence"}, true);
     return a2::detail::parse_stored_json(rows.at(0)[0].c_str(), a2::detail::kEnvelopeLevels)
         .get<PresenceMap>();

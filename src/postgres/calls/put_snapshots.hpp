@@ -5,18 +5,20 @@
 // parallel arrays, the pins as (checkpoint, event) pairs.
 
 #include <cstdint>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/types.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct PutSnapshots {
-  static constexpr const char* kStatement = "a2_put_snapshots";
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kPutSnapshots;
   struct Reply {};
 
   std::string session_id;
@@ -41,12 +43,12 @@ struct PutSnapshots {
     return call;
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, reducer, now_ms, int_array(indexes),
-                            json_array(states), int_array(pin_checkpoints), int_array(pin_events));
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, reducer, now_ms, int_array(indexes), json_array(states),
+                  int_array(pin_checkpoints), int_array(pin_events));
   }
 
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_done"}, true);
     return Reply{};
   }

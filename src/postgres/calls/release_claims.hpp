@@ -5,20 +5,22 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
+#include "a2/embedded/sql_files.hpp"
 #include "a2/options.hpp"
 #include "a2/results.hpp"
 #include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
 
 struct ReleaseClaims {
-  static constexpr const char* kStatement = "a2_release_claims";
-  static constexpr pqxx::row::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kReleaseClaims;
+  static constexpr Result::size_type kWakeColumn = 2;  // r_wake (postgres/wake_sender.hpp).
   using Reply = ReleaseResult;
 
   std::string session_id;
@@ -37,13 +39,13 @@ struct ReleaseClaims {
     return call;
   }
 
-  pqxx::result exec(pqxx::transaction_base& tx) const {
-    return tx.exec_prepared(kStatement, session_id, holder, now_ms, int_array(indexes),
-                            int_array(attempts), available_at_ms);
+  Result exec(Executor& x) const {
+    return x.exec(kStatement, session_id, holder, now_ms, int_array(indexes), int_array(attempts),
+                  available_at_ms);
   }
 
   // r_released, r_not_held (bigint[] text), r_wake.
-  static Reply decode(const pqxx::result& rows) {
+  static Reply decode(const Result& rows) {
     expect_columns(rows, 0, {"r_released", "r_not_held", "r_wake"}, true);
     const auto& row = rows.at(0);
     return ReleaseResult{parse_int_array(row[0].c_str()), parse_int_array(row[1].c_str())};

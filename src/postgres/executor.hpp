@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Runs the prepared statements of sql/ on one connection by a call's deadline, with libpq
+// directly (no libpqxx on this path): send, wait with poll() until the deadline, read the
+// result. A statement is prepared on a connection at its first use there (one more round trip,
+// once per connection and statement). Failures leave as the exceptions the backend's one
+// translation (postgres/errors.hpp) reads: an SQL error as pqxx::sql_error with its SQLSTATE,
+// a lost connection as pqxx::broken_connection (the connection is then marked broken), no
+// answer by the deadline as a2::Unavailable, outcome unknown.
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2/observe.hpp"
+#include "common/embedded.hpp"
+#include "postgres/result.hpp"
+
+namespace a2::postgres::detail {
+
+class Connection;
+
+// A statement's parameters in libpq's text format: each a NUL-terminated text or null. Strings
+// are borrowed (the caller's arguments outlive the statement); numbers are printed here.
+class Params {
+ public:
+  template <class... A>
+  explicit Params(const A&... args) {
+    values_.reserve(sizeof...(A));
+    numbers_.reserve(sizeof...(A));
+    (add(args), ...);
+  }
+  Params(const Params&) = delete;
+  Params& operator=(const Params&) = delete;
+
+  int count() const { return static_cast<int>(values_.size()); }
+  const char* const* values() const { return values_.data(); }
+
+ private:
+  void add(const std::string& text) { values_.push_back(text.c_str()); }
+  void add(const char* text) { values_.push_back(text); }
+  void add(std::int64_t number);
+  void add(int number) { add(static_cast<std::int64_t>(number)); }
+  void add(std::size_t number) { add(static_cast<std::int64_t>(number)); }
+  void add(bool flag) { values_.push_back(flag ? "true" : "false"); }
+  void add(std::nullopt_t) { values_.push_back(nullptr); }
+  template <class T>
+  void add(const std::optional<T>& value) {
+    if (value)
+      add(*value);
+    else
+      values_.push_back(nullptr);
+  }
+
+  std::vector<const char*> values_;
+  std::vector<std::array<char, 24>> numbers_;  // Reserved up front: never moves.
+};
+
+// One call's statements on one connection. Not thread-safe (a call's own).
+class Executor {
+ public:
+  Executor(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline,
+           std::chrono::milliseconds command_timeout)
+      : conn_(conn), op_(op), deadline_(deadline), command_timeout_(command_timeout) {}
+
+  // Runs `statement` (one of sql::kAllStatements, prepared as a2_<stem>) with `args`.
+  template <class... A>
+  Result exec(const a2::detail::EmbeddedText& statement, const A&... args) {
+    const Params params(args...);
+    return exec_params(statement, params);
+  }
+  Result exec_params(const a2::detail::EmbeddedText& statement, const Params& params);
+  // Runs one SQL command without parameters (the notifier's BEGIN and ROLLBACK).
+  Result exec_command(const char* sql);
+
+ private:
+  // Waits for the result of what was sent; the first error (after the connection is idle
+  // again) wins.
+  Result result_of(std::string_view statement);
+  // Waits until the socket is ready for `events` (POLLIN, POLLOUT) or the deadline passes.
+  void wait(short events);
+  [[noreturn]] void lost();
+
+  Connection& conn_;
+  std::string_view op_;
+  a2::detail::SteadyTime deadline_;
+  std::chrono::milliseconds command_timeout_;
+};
+
+}  // namespace a2::postgres::detail
