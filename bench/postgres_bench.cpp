@@ -779,7 +779,56 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       double silent_server_ms = 0;
       Ceiling function;
       double function_server_ms = 0;
+      a2::bench::Block threaded;  // a2's statement from threads on blocking libpq connections.
       a2::bench::Block ours;
+    };
+    // a2's own statement for an append of one event (sql/append_one.sql, with its result
+    // columns), called as a library's callers call the store, but with no library: a thread per
+    // caller on a blocking libpq connection of its own (PQexecPrepared), the store's settings, a
+    // fresh event id per call, each thread on its own session. No validation, JSON, pool or
+    // notifier: what any client of this statement that waits for each reply on its own thread
+    // reaches on this machine.
+    std::string append_one_text;
+    {
+      std::ifstream file(std::string(A2_BENCH_SQL_DIR) + "/append_one.sql");
+      std::stringstream text;
+      text << file.rdbuf();
+      append_one_text = text.str();
+    }
+    auto threaded = [&](int threads, a2::bench::Budget budget) {
+      std::vector<PGconn*> conns;
+      for (int t = 0; t < threads; ++t) {
+        PGconn* c = PQconnectdb(connection.c_str());
+        conns.push_back(c);
+        if (PQstatus(c) != CONNECTION_OK)
+          throw std::runtime_error(std::string("threaded floor: ") + PQerrorMessage(c));
+        const std::string search_path = "set search_path to \"" + schema + "\"";
+        for (const char* setup : {search_path.c_str(), "set a2.wake_after_commit = on"})
+          PQclear(PQexec(c, setup));
+        PQclear(PQprepare(c, "floor_append_one", append_one_text.c_str(), 0, nullptr));
+        // One call first: a new backend compiles the plpgsql functions at their first call
+        // (milliseconds), which the store's pooled connections did long before.
+        const std::string warm = "a2bench-fn-threads-warm-" + std::to_string(t);
+        const std::string warm_id = warm + "-" + std::to_string(threads);
+        const char* values[] = {warm.c_str(), "1700000000000", warm_id.c_str(), "bench.event",
+                                "{}"};
+        PQclear(PQexecPrepared(c, "floor_append_one", 5, values, nullptr, nullptr, 0));
+      }
+      const std::string now = "1700000000000";
+      a2::bench::Block block = meter.measure(threads, budget, [&](int t, std::int64_t i) {
+        const std::string s = "a2bench-fn-threads-" + std::to_string(threads) + "-" +
+                              std::to_string(t);
+        const std::string id = s + "-" + std::to_string(i);
+        const char* values[] = {s.c_str(), now.c_str(), id.c_str(), "bench.event",
+                                "{\"n\": 1, \"text\": \"benchmark event\"}"};
+        PGresult* r = PQexecPrepared(conns[static_cast<std::size_t>(t)], "floor_append_one", 5,
+                                     values, nullptr, nullptr, 0);
+        const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+        PQclear(r);
+        if (!ok) throw std::runtime_error("threaded floor: the append failed");
+      });
+      for (PGconn* c : conns) PQfinish(c);
+      return block;
     };
     auto per_statement = [](const a2::bench::Counters& d) {
       return get(d, "statements") > 0 ? get(d, "exec_ms") / get(d, "statements") : 0.0;
@@ -807,6 +856,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         pair.function = pgbench(exe, function_script, function_connection, "-M prepared " + options);
       });
       pair.function_server_ms = per_statement(fn);
+      pair.threaded = threaded(threads, budget);
       pair.ours.merge(ours());
       return pair;
     };
@@ -882,6 +932,17 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                     percent(pair->function.tps, pair->silent.tps),
                     fmt(pair->ours.m.ops_per_s(), 0),
                     percent(pair->ours.m.ops_per_s(), pair->function.tps)});
+    for (auto* pair : {&p1, &p16}) {
+      const int threads = pair == &p1 ? 1 : 16;
+      function.add({"a2's statement (sql/append_one.sql) from " + std::to_string(threads) +
+                        (threads == 1 ? " thread" : " threads") +
+                        ", each on a blocking libpq connection of its own",
+                    fmt(pair->threaded.m.ops_per_s(), 0),
+                    fmt(pair->threaded.per_op("exec_ms") * 1000, 1),
+                    percent(pair->threaded.m.ops_per_s(), pair->silent.tps),
+                    fmt(pair->ours.m.ops_per_s(), 0),
+                    percent(pair->ours.m.ops_per_s(), pair->threaded.m.ops_per_s())});
+    }
     std::cout << "### a2's append function without a2's client\n\n"
                  "`append_one.sql` calls the server function a2 calls for an append of one "
                  "event (`a2_append_one`, sql/schema.sql: the session lock, the id check, the "
@@ -890,8 +951,13 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "id per call, each client on its own session; prepared (`-M prepared`), in the "
                  "same pairs of a2 blocks as above. `it / floor without NOTIFY` is what a2's "
                  "server-side obligations beyond the protocol floor cost; `a2 / it` is what "
-                 "a2's client (validation, JSON, the pool, libpqxx, the deadline watchdog, "
-                 "the notifier's rounds) costs:\n\n```\n"
+                 "a2's client (validation, JSON, the pool and its idle check, the "
+                 "notifier's rounds) costs. The last two rows run a2's own statement "
+                 "(sql/append_one.sql, with its result columns) as a library's callers call "
+                 "the store, but with no library: a thread per caller waiting for its reply on "
+                 "a blocking libpq connection of its own (`PQexecPrepared`), a fresh event id "
+                 "per call, in the same pairs of a2 blocks; TPS there is calls/s, server µs/op "
+                 "that statement's:\n\n```\n"
               << "\\set n random(1, 1000000000000)\n"
                  "select r_index from a2_append_one('a2bench-fn-' || :client_id, 1700000000000, "
                  "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
