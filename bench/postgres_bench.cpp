@@ -700,7 +700,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   bool ceiling_ran = false;
   double c1_tps = 0, c16_tps = 0, ours1 = 0, ours16 = 0;
   double floor1_tps = 0, floor16_tps = 0, silent1_tps = 0, silent16_tps = 0;
-  double function1_tps = 0, function16_tps = 0;
+  double function1_tps = 0, function16_tps = 0, threaded1 = 0, threaded16 = 0;
   if (sections.has("ceiling")) {
     // And two floors: pgbench calling a function that does only what an append of one event must
     // do under the seed's protocol (docs/postgres-layout.md): the per-session advisory lock, the
@@ -875,6 +875,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     silent16_tps = p16.silent.tps;
     function1_tps = p1.function.tps;
     function16_tps = p16.function.tps;
+    threaded1 = p1.threaded.m.ops_per_s();
+    threaded16 = p16.threaded.m.ops_per_s();
     Table ceiling({"client", "TPS", "latency avg µs", "server µs/op", "a2 append 1 event ops/s",
                    "a2 latency avg µs", "a2 server µs/op", "a2 / ceiling (ops/s)"});
     Table floors({"client", "floor TPS", "floor server µs/op", "floor / ceiling",
@@ -1132,6 +1134,12 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "-"});
     targets.add({"(no target) a2 append 1 vs a2_append_one by pgbench, 1 / 16 threads",
                  percent(ours1, function1_tps) + " / " + percent(ours16, function16_tps), "-"});
+    targets.add({"(no target) a2's statement from threads on blocking libpq connections of their "
+                 "own vs the floor without NOTIFY, 1 / 16 threads: the most a client that waits "
+                 "for each reply on its own thread reaches",
+                 percent(threaded1, silent1_tps) + " / " + percent(threaded16, silent16_tps), "-"});
+    targets.add({"(no target) a2 append 1 vs that threaded floor, 1 / 16 threads",
+                 percent(ours1, threaded1) + " / " + percent(ours16, threaded16), "-"});
   }
   if (ran_cycle) {
     auto& b1 = blocks["cycle@1"];
