@@ -2,8 +2,9 @@
 #pragma once
 
 // The Postgres backend's connections: the shared pool (src/common/pool.hpp) of configured
-// libpqxx connections and the watchdog that enforces every call's deadline. Failures become
-// a2::Error in postgres/errors.hpp.
+// connections (libpqxx connects and sets them up; calls run their statements through
+// postgres/executor.hpp, which enforces each call's deadline) and the watchdog that bounds a new
+// connection's set-up. Failures become a2::Error in postgres/errors.hpp.
 
 #include <bitset>
 #include <chrono>
@@ -81,9 +82,9 @@ class Connection {
   bool broken_ = false;
 };
 
-// Shuts down the socket of a connection whose call passed its deadline, so that a libpq call
-// blocked on a silent server returns (with a broken connection). One thread per store.
-// Thread-safe.
+// Shuts down the socket of a connection whose set-up (libpqxx's SETs, blocking calls) passed its
+// deadline, so that it returns from a silent server (with a broken connection). One thread per
+// store. Thread-safe.
 class Watchdog {
  public:
   Watchdog();
