@@ -66,7 +66,6 @@ class Connection {
   Connection(std::unique_ptr<PqConnection> conn, PGconn* raw) : conn_(std::move(conn)), raw_(raw) {}
   pqxx::connection_base& get() { return *conn_; }
   PGconn* raw() const { return raw_; }
-  int socket() const { return conn_->sock(); }
   bool broken() const { return broken_; }
   void mark_broken() { broken_ = true; }
   bool prepared(std::size_t slot) const { return prepared_.test(slot); }
