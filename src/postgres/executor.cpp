@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <exception>
 #include <charconv>
 #include <iterator>
 #include <memory>
@@ -49,7 +50,8 @@ void Params::add(std::int64_t number) {
   values_.push_back(text.data());
 }
 
-Result Executor::exec_params(const a2::detail::EmbeddedText& statement, const Params& params) {
+const std::string& Executor::send(const a2::detail::EmbeddedText& statement,
+                                   const Params& params, bool single_rows) {
   PGconn* c = conn_.raw();
   const Prepared p = prepared_of(statement);
   if (!conn_.prepared(p.slot)) {
@@ -61,7 +63,21 @@ Result Executor::exec_params(const a2::detail::EmbeddedText& statement, const Pa
   if (PQsendQueryPrepared(c, p.name->c_str(), params.count(), params.values(), nullptr, nullptr,
                           0) == 0)
     lost();
-  return result_of(*p.name);
+  // Right after the send, before any result is read, as libpq requires.
+  if (single_rows && PQsetSingleRowMode(c) == 0) {
+    conn_.mark_broken();  // The statement's result is still to come.
+    throw std::logic_error("a2 postgres: single-row mode refused for " + *p.name);
+  }
+  return *p.name;
+}
+
+Result Executor::exec_params(const a2::detail::EmbeddedText& statement, const Params& params) {
+  return result_of(send(statement, params, false));
+}
+
+void Executor::stream_params(const a2::detail::EmbeddedText& statement, const Params& params,
+                             const RowSink& take) {
+  (void)result_of(send(statement, params, true), &take);
 }
 
 Result Executor::exec_command(const char* sql) {
@@ -69,7 +85,7 @@ Result Executor::exec_command(const char* sql) {
   return result_of(sql);
 }
 
-Result Executor::result_of(std::string_view statement) {
+Result Executor::result_of(std::string_view statement, const RowSink* take) {
   PGconn* c = conn_.raw();
   // The request may wait in libpq's buffer (nonblocking connection): send all of it, reading
   // meanwhile, as libpq asks.
@@ -81,6 +97,7 @@ Result Executor::result_of(std::string_view statement) {
   using Owned = std::unique_ptr<PGresult, decltype(&PQclear)>;
   Owned error(nullptr, &PQclear);
   Owned last(nullptr, &PQclear);
+  std::exception_ptr refused;  // What `take` threw.
   for (;;) {
     while (PQisBusy(c) != 0) {
       wait(POLLIN);
@@ -92,6 +109,15 @@ Result Executor::result_of(std::string_view statement) {
     if (status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR ||
         status == PGRES_BAD_RESPONSE) {
       if (error == nullptr) error = std::move(r);
+    } else if (status == PGRES_SINGLE_TUPLE) {
+      // Only stream_params() asks for single rows, with a taker.
+      if (take != nullptr && error == nullptr && refused == nullptr) {
+        try {
+          (*take)(Result(r.release()));
+        } catch (...) {
+          refused = std::current_exception();
+        }
+      }
     } else {
       last = std::move(r);
     }
@@ -108,6 +134,7 @@ Result Executor::result_of(std::string_view statement) {
     throw pqxx::sql_error(PQresultErrorMessage(error.get()), std::string(statement),
                           state != nullptr ? state : "");
   }
+  if (refused != nullptr) std::rethrow_exception(refused);
   return Result(last.release());
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,13 +77,29 @@ class Executor {
     return exec_params(statement, params);
   }
   Result exec_params(const a2::detail::EmbeddedText& statement, const Params& params);
+  // Runs `statement` like exec() and hands its rows to `take(const Result&)` as they arrive
+  // (libpq's single-row mode: a Result of one row each), so a long read is decoded while the
+  // server still sends it. An error of the statement, or one that `take` throws, leaves once
+  // the connection is idle again (so it stays usable); the rows taken before it are then the
+  // caller's to drop.
+  template <class Take, class... A>
+  void stream(const a2::detail::EmbeddedText& statement, Take&& take, const A&... args) {
+    const Params params(args...);
+    stream_params(statement, params, std::ref(take));
+  }
+  using RowSink = std::function<void(const Result&)>;
+  void stream_params(const a2::detail::EmbeddedText& statement, const Params& params,
+                     const RowSink& take);
   // Runs one SQL command without parameters (the notifier's BEGIN and ROLLBACK).
   Result exec_command(const char* sql);
 
  private:
+  // Sends the prepared statement (preparing it on this connection first if needed).
+  const std::string& send(const a2::detail::EmbeddedText& statement, const Params& params,
+                          bool single_rows);
   // Waits for the result of what was sent; the first error (after the connection is idle
-  // again) wins.
-  Result result_of(std::string_view statement);
+  // again) wins. With `take`, rows of single-row mode go to it as they arrive.
+  Result result_of(std::string_view statement, const RowSink* take = nullptr);
   // Waits until the socket is ready for `events` (POLLIN, POLLOUT) or the deadline passes.
   void wait(short events);
   [[noreturn]] void lost();

@@ -108,15 +108,19 @@ class PostgresStore final : public Store {
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
     return pool_->run("read", [&](Executor& x) {
-      return stored_events_of(x.exec(a2::detail::sql::kRead, s, options.after_index,
-                                     options.through_index.value_or(kMaxSafeInteger)));
+      StoredEventCollector rows;
+      x.stream(a2::detail::sql::kRead, rows, s, options.after_index,
+               options.through_index.value_or(kMaxSafeInteger));
+      return rows.take();
     });
   }
 
   std::vector<Event> do_read_history(const std::string& s, const ReadOptions& options) override {
     return pool_->run("read_history", [&](Executor& x) {
-      return events_of(x.exec(a2::detail::sql::kReadHistory, s, options.after_index,
-                              options.through_index.value_or(kMaxSafeInteger)));
+      EventCollector rows;
+      x.stream(a2::detail::sql::kReadHistory, rows, s, options.after_index,
+               options.through_index.value_or(kMaxSafeInteger));
+      return rows.take();
     });
   }
 

@@ -165,4 +165,26 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
   return out;
 }
 
+void EventCollector::operator()(const Result& rows) {
+  if (!checked_) {
+    expect_event_columns(rows, 0);
+    checked_ = true;
+  }
+  for (const auto& row : rows) {
+    Cells c(row, 0);
+    fill_event(c, out_.emplace_back());
+  }
+}
+
+void StoredEventCollector::operator()(const Result& rows) {
+  if (!checked_) {
+    expect_stored_columns(rows, 0);
+    checked_ = true;
+  }
+  for (const auto& row : rows) {
+    Cells c(row, 0);
+    if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
+  }
+}
+
 }  // namespace a2::postgres::detail

@@ -71,4 +71,26 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
 std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
                                           Result::size_type begin, Result::size_type end);
 
+// A read's rows decoded as they arrive (Executor::stream hands over one-row Results): the
+// columns are checked on the first, as events_of() / stored_events_of() check a whole result.
+class EventCollector {
+ public:
+  void operator()(const Result& rows);
+  std::vector<Event> take() { return std::move(out_); }
+
+ private:
+  bool checked_ = false;
+  std::vector<Event> out_;
+};
+
+class StoredEventCollector {
+ public:
+  void operator()(const Result& rows);
+  std::vector<StoredEvent> take() { return std::move(out_); }
+
+ private:
+  bool checked_ = false;
+  std::vector<StoredEvent> out_;
+};
+
 }  // namespace a2::postgres::detail

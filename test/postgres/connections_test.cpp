@@ -3,7 +3,7 @@
 // drops every connection (pg_terminate_backend, a restart) the next calls all succeed; with the
 // server stopped (SIGSTOP of the postmaster and its backends) and more threads than connections
 // every call fails within its command_timeout plus a small margin, and the store recovers once
-// the server continues.
+// the server continues. A read that fails on a row it cannot decode leaves its connection usable.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -205,6 +205,51 @@ TEST_CASE("a Postgres pool exhausted past pool_acquire_timeout fails the waiting
   server.resume();
   holder.thread.join();
   sequential_calls_succeed(*store, 4);
+}
+
+// The server's backends of connections named `app`, by pid.
+std::vector<int> backend_pids(const std::string& connection, const std::string& app) {
+  pqxx::connection admin(connection);
+  pqxx::nontransaction tx(admin);
+  std::vector<int> out;
+  for (const auto& row :
+       tx.exec("select pid from pg_stat_activity where application_name = " + tx.quote(app) +
+               " order by pid"))
+    out.push_back(row[0].as<int>());
+  return out;
+}
+
+// A read hands its rows to the decoder as they arrive (docs/postgres-layout.md#statements). A row it
+// cannot decode, in the middle of a long read, fails that read; the rest of the statement's
+// rows are read off first, so its connection serves the next calls (the same backends, none
+// reopened).
+TEST_CASE("a read stopped by a row it cannot decode leaves its connection to the next calls",
+          "[connections][postgres]") {
+  const std::size_t pool_size = GENERATE(std::size_t{0}, std::size_t{1});
+  INFO("pool size " << pool_size << " (0: the default)");
+  auto& server = PostgresServer::shared();
+  const std::string app = "a2_undecodable_" + std::to_string(pool_size);
+  auto options = options_on(server.connection() + " application_name=" + app, pool_size);
+  auto store = a2::postgres::open(options);
+  for (int i = 0; i < 3; ++i) (void)store->append("bad", std::vector<a2::NewEvent>(1000, ev()));
+  (void)store->append("good", std::vector<a2::NewEvent>(10, ev()));
+  {
+    // Valid jsonb that no writer leaves: a cause without its index and attempt.
+    pqxx::connection admin(server.connection());
+    pqxx::nontransaction tx(admin);
+    tx.exec("update " + tx.quote_name(options.schema) +
+            ".a2_events set cause = '{}' where session_id = 'bad' and idx = 1500");
+  }
+  const auto pids = backend_pids(server.connection(), app);
+  REQUIRE_FALSE(pids.empty());
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    CHECK_THROWS_AS(store->read("bad"), a2::Unavailable);
+    REQUIRE(store->read("good").size() == static_cast<std::size_t>(10 + round));
+    REQUIRE(store->read("bad", {.after_index = 1500}).size() == 1500);
+    REQUIRE(store->append("good", {ev()}).events.at(0).index == 11 + round);
+  }
+  CHECK(backend_pids(server.connection(), app) == pids);
 }
 
 }  // namespace
