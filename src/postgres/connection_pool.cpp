@@ -3,7 +3,6 @@
 
 #include <libpq-fe.h>
 #include <poll.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -72,64 +71,6 @@ bool Connection::idle_alive() {
   return !broken_;
 }
 
-// ── Watchdog ───────────────────────────────────────────────────────────────────────────────
-
-Watchdog::Watchdog() : thread_([this] { loop(); }) {}
-
-Watchdog::~Watchdog() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
-}
-
-std::uint64_t Watchdog::arm(int socket, a2::detail::SteadyTime deadline) {
-  bool wake = false;
-  std::uint64_t ticket;
-  {
-    std::lock_guard lock(mutex_);
-    ticket = ++next_ticket_;
-    entries_.emplace(ticket, Entry{socket, deadline});
-    wake = deadline < waiting_until_;  // Deadlines mostly grow: the thread rarely needs waking.
-  }
-  if (wake) changed_.notify_all();
-  return ticket;
-}
-
-bool Watchdog::disarm(std::uint64_t ticket) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(ticket);
-  if (it == entries_.end()) return false;
-  const bool fired = it->second.fired;
-  entries_.erase(it);
-  return fired;
-}
-
-void Watchdog::loop() {
-  std::unique_lock lock(mutex_);
-  while (!stop_) {
-    const auto now = std::chrono::steady_clock::now();
-    auto earliest = a2::detail::SteadyTime::max();
-    for (auto& [ticket, entry] : entries_) {
-      if (entry.fired) continue;
-      if (entry.deadline <= now) {
-        // Under the lock: once disarm() returned, the socket is never touched again.
-        if (entry.socket >= 0) ::shutdown(entry.socket, SHUT_RDWR);
-        entry.fired = true;
-      } else {
-        earliest = std::min(earliest, entry.deadline);
-      }
-    }
-    waiting_until_ = earliest;
-    if (earliest == a2::detail::SteadyTime::max())
-      changed_.wait(lock);
-    else
-      changed_.wait_until(lock, earliest);
-  }
-}
-
 // ── ConnectionPool ─────────────────────────────────────────────────────────────────────────
 
 ConnectionPool::ConnectionPool(Settings settings)
@@ -162,23 +103,24 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
   // Calls use `raw` directly (postgres/executor.hpp): libpqxx must never replace it.
   pq->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
-  // The setup's round trips count against the deadline too.
-  const auto ticket = watchdog_.arm(pq->sock(), deadline);
-  try {
-    pq->set_variable("search_path", "\"" + settings_.schema + "\"");
-    pq->set_variable("statement_timeout", std::to_string(settings_.statement_timeout.count()));
-    pq->set_variable("client_min_messages", "warning");
-    // The write functions leave the wake-ups to the store's notifier (schema.sql a2_wake).
-    pq->set_variable("a2.wake_after_commit", "on");
-  } catch (...) {
-    if (watchdog_.disarm(ticket))
-      throw pqxx::broken_connection("timed out setting up a connection");
-    throw;
-  }
-  if (watchdog_.disarm(ticket)) throw pqxx::broken_connection("timed out setting up a connection");
   // Calls wait with poll() by their deadline, so sending never blocks either.
   if (PQsetnonblocking(raw, 1) != 0) throw pqxx::broken_connection(PQerrorMessage(raw));
-  return std::make_unique<Connection>(std::move(pq), raw);
+  auto conn = std::make_unique<Connection>(std::move(pq), raw);
+  // The set-up: one simple query of four SETs (one round trip), by the same deadline. Nothing of
+  // a caller's has been sent yet, so running out of time here is "cannot connect", not an
+  // unknown outcome.
+  const std::string set_up =
+      "SET search_path TO \"" + settings_.schema + "\"; SET statement_timeout = " +
+      std::to_string(settings_.statement_timeout.count()) +
+      "; SET client_min_messages = warning"
+      // The write functions leave the wake-ups to the store's notifier (schema.sql a2_wake).
+      "; SET a2.wake_after_commit = on";
+  try {
+    Executor(*conn, "connect", deadline, settings_.command_timeout).exec_command(set_up.c_str());
+  } catch (const a2::Unavailable&) {
+    throw pqxx::broken_connection("timed out setting up a connection");
+  }
+  return conn;
 }
 
 }  // namespace a2::postgres::detail

@@ -2,23 +2,19 @@
 #pragma once
 
 // The Postgres backend's connections: the shared pool (src/common/pool.hpp) of configured
-// connections (libpqxx connects and sets them up; calls run their statements through
-// postgres/executor.hpp, which enforces each call's deadline) and the watchdog that bounds a new
-// connection's set-up. Failures become a2::Error in postgres/errors.hpp.
+// connections (libpqxx connects them by the deadline; their set-up and every call's statements
+// run through postgres/executor.hpp, which enforces the deadline). Failures become a2::Error in
+// postgres/errors.hpp.
 
 #include <bitset>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -81,38 +77,6 @@ class Connection {
   bool broken_ = false;
 };
 
-// Shuts down the socket of a connection whose set-up (libpqxx's SETs, blocking calls) passed its
-// deadline, so that it returns from a silent server (with a broken connection). One thread per
-// store. Thread-safe.
-class Watchdog {
- public:
-  Watchdog();
-  ~Watchdog();
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
-  // Watches `socket` until disarm(): at `deadline` it is shut down. Returns a ticket.
-  std::uint64_t arm(int socket, a2::detail::SteadyTime deadline);
-  // Stops watching; true when the deadline had passed and the socket was shut down.
-  bool disarm(std::uint64_t ticket);
-
- private:
-  void loop();
-
-  struct Entry {
-    int socket;
-    a2::detail::SteadyTime deadline;
-    bool fired = false;
-  };
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::uint64_t, Entry> entries_;
-  std::uint64_t next_ticket_ = 0;
-  a2::detail::SteadyTime waiting_until_ = a2::detail::SteadyTime::max();
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // Thread-safe. Connections are opened lazily up to pool_size; a connection that failed is
 // discarded, so the next operation reconnects. Every run() has a deadline (command_timeout).
 class ConnectionPool {
@@ -171,7 +135,6 @@ class ConnectionPool {
   using Pool = a2::detail::Pool<Connection>;
 
   Settings settings_;
-  Watchdog watchdog_;  // Before pool_: outlives the connections. Guards their set-up.
   Pool pool_;
 };
 
