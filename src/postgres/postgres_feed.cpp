@@ -100,6 +100,46 @@ void Notifier::written(const std::string& session) {
   wake(session);
 }
 
+void Notifier::appended(const std::string& session, const std::vector<StoredEvent>& events) {
+  if (feeds_.load() == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;  // No feed of this session here.
+    auto& handed = it->second.handed;
+    for (const auto& e : events) handed.insert_or_assign(e.index, static_cast<const Event&>(e));
+    while (handed.size() > kHandedEvents) handed.erase(handed.begin());
+    ++it->second.generation;
+  }
+  changed_.notify_all();
+}
+
+void Notifier::cleared(const std::string& session) {
+  if (feeds_.load() == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    it->second.handed.clear();
+    ++it->second.generation;
+  }
+  changed_.notify_all();
+}
+
+std::vector<Event> Notifier::recent_after(const std::string& session, std::int64_t cursor) const {
+  std::vector<Event> out;
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return out;
+  const auto& handed = it->second.handed;
+  for (auto e = handed.find(cursor + 1);
+       e != handed.end() && e->first == cursor + 1 &&
+       out.size() < static_cast<std::size_t>(a2::detail::kFeedPageSize);
+       ++e, ++cursor)
+    out.push_back(e->second);
+  return out;
+}
+
 void Notifier::wake(const std::string& session) {
   {
     std::lock_guard lock(mutex_);
@@ -163,6 +203,13 @@ std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
     if (notifier_->stopped()) throw Unavailable("a2 postgres feed: the store is closed");
     // Read the generation before the read, so a wake-up during the read is not lost.
     auto seen = notifier_->generation(session_id_);
+    // This store's own appends that continue the cursor were handed over: no read.
+    auto handed = notifier_->recent_after(session_id_, cursor_.load());
+    if (!handed.empty()) {
+      by_poll_ = false;
+      cursor_.store(handed.back().index);
+      return handed;
+    }
     auto events = read_after(cursor_.load());
     if (by_poll_ && !events.empty())
       observer_.log(LogLevel::info, "safety_poll_catch_up",

@@ -2,7 +2,8 @@
 #pragma once
 
 // Live feeds of the Postgres backend: the store's own writes wake its feeds of the written
-// session in the process, as soon as they committed; one LISTEN connection per store (a
+// session in the process, as soon as they committed (its appends hand their events over, so a
+// feed at the head takes them without a read); one LISTEN connection per store (a
 // background thread, started by the first subscribe) wakes them for the writes of every other
 // client (it skips the notifications of the store's own notifier, whose writes woke the feeds
 // already); every feed also polls at the safety cadence, so a lost notification only delays.
@@ -27,6 +28,9 @@
 namespace a2::postgres::detail {
 
 inline constexpr const char* kNotifyChannel = "a2_events";
+// The most events of its own appends a store keeps per session with a feed in the process
+// (Notifier::appended): a feed further behind reads.
+inline constexpr std::size_t kHandedEvents = 256;
 // Feeds follow valid session ids only, all shorter than the ids a2_notify sends as their md5.
 static_assert(a2::kMaxSessionIdBytes < 8000, "schema.sql a2_notify: md5 payloads from 8000 bytes");
 
@@ -61,6 +65,16 @@ class Notifier {
   // this store's feeds of `session` without waiting for the notification. Cheap when no feed
   // is open (one atomic load).
   void written(const std::string& session);
+  // The same for the store's own appends, with their events: a feed whose cursor they continue
+  // takes them from here instead of reading them (recent_after()). Kept for sessions with a feed
+  // here, at most kHandedEvents each (the lowest indexes go first).
+  void appended(const std::string& session, const std::vector<StoredEvent>& events);
+  // The same for the store's own clears: drops the session's handed events (a feed behind the
+  // new boundary reads, and resumes at the marker).
+  void cleared(const std::string& session);
+  // The handed events of `session` that continue `cursor` without a gap (cursor + 1, + 2, ...),
+  // at most kFeedPageSize; empty when the next one was not handed here.
+  std::vector<Event> recent_after(const std::string& session, std::int64_t cursor) const;
 
  private:
   void loop();
@@ -70,11 +84,12 @@ class Notifier {
   std::shared_ptr<ConnectionPool> pool_;
   std::shared_ptr<const WakeSender> own_;
   std::atomic<std::size_t> feeds_{0};  // Open feeds (subscribe - unsubscribe).
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   struct Entry {
     std::size_t feeds = 0;
     std::uint64_t generation = 0;
+    std::map<std::int64_t, Event> handed;  // By index: appended()'s events.
   };
   std::map<std::string, Entry> sessions_;
   std::uint64_t everyone_ = 0;

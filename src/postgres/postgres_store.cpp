@@ -94,16 +94,26 @@ class PostgresStore final : public Store {
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
         !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
-      auto reply = write("append", calls::AppendOne{s, now, *e.id, e.type, &e.payload});
-      if (!reply.index) return std::move(reply.replayed);
+      bool wakes_feeds = false;
+      auto reply =
+          write("append", calls::AppendOne{s, now, *e.id, e.type, &e.payload}, &wakes_feeds);
+      if (!reply.index) {
+        if (wakes_feeds) notifier_->appended(s, reply.replayed.events);
+        return std::move(reply.replayed);
+      }
       AppendResult result;
       result.events.push_back(a2::detail::new_row(s, *reply.index, std::move(*e.id),
                                                   std::move(e.type), std::move(e.payload),
                                                   std::nullopt, std::nullopt, false, now));
       result.has_pending = true;
+      if (wakes_feeds) notifier_->appended(s, result.events);
       return result;
     }
-    return write("append", calls::Append::of(s, now, options.origin_index, events));
+    bool wakes_feeds = false;
+    auto result =
+        write("append", calls::Append::of(s, now, options.origin_index, events), &wakes_feeds);
+    if (wakes_feeds) notifier_->appended(s, result.events);
+    return result;
   }
 
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& options) override {
@@ -339,22 +349,41 @@ class PostgresStore final : public Store {
   // trip in autocommit. Should decoding fail after the function committed, the change has
   // happened: the caller hears outcome unknown, never a plain failure. The wake-ups the write
   // owes (r_wake) are queued for the notifier once it committed, and this store's own feeds of
-  // the session are woken at once (Notifier::written); the caller does not wait.
+  // the session are woken at once (Notifier::written, Notifier::cleared); the caller does not
+  // wait. With `wakes_feeds` the caller wakes them itself when it is set, handing the new events
+  // over (Notifier::appended: the appends).
   template <class Call>
-  typename Call::Reply write(std::string_view op, const Call& call) {
+  typename Call::Reply write(std::string_view op, const Call& call, bool* wakes_feeds = nullptr) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
     return pool_->run(op, [&](Executor& x) {
       auto rows = call.exec(x);
+      const std::string* unhanded = nullptr;  // The session whose feeds the caller wakes.
       if constexpr (requires { Call::kWakeColumn; }) {
         const int flags = wake_flags(rows, Call::kWakeColumn);
-        if (flags & kWakeFeeds) notifier_->written(call.session_id);  // This store's feeds.
-        wakes_->add(call.session_id, flags);                          // Everyone else's.
+        if (flags & kWakeFeeds) {  // This store's feeds.
+          if (wakes_feeds != nullptr) {
+            *wakes_feeds = true;
+            unhanded = &call.session_id;
+          } else if constexpr (std::is_same_v<Call, calls::Clear>) {
+            notifier_->cleared(call.session_id);
+          } else {
+            notifier_->written(call.session_id);
+          }
+        }
+        wakes_->add(call.session_id, flags);  // Everyone else's.
       }
+      // The write committed: when its reply cannot be decoded, its feeds here still wake
+      // (without events handed over).
+      auto wake_undecoded = [&] {
+        if (unhanded != nullptr) notifier_->written(*unhanded);
+      };
       try {
         return Call::decode(rows);
       } catch (const Error&) {
+        wake_undecoded();
         throw;
       } catch (const std::exception& e) {
+        wake_undecoded();
         throw_unreadable_reply(op, e.what());
       }
     });

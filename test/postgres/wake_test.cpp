@@ -290,6 +290,70 @@ TEST_CASE("a store's own write wakes its feeds at once, and its notifier's NOTIF
   f->close();
 }
 
+// A store's own appends hand their events to its feeds (docs/postgres-layout.md#notifications-and-feeds):
+// a feed whose cursor they continue returns them without a read; anything else (another
+// store's event before them, a clear) is read as before.
+TEST_CASE("a store's own appends reach its feeds without a read, in order and without gaps",
+          "[postgres][wake]") {
+  auto f = fresh();
+  auto other = beside(f);
+  auto feed = f->subscribe("s", 0);
+  REQUIRE(feed->next(0ms).empty());
+  std::int64_t reads = -1;  // The round trips of the last next() (the feed's reads).
+  auto next = [&] {
+    const auto before = a2::detail::t_round_trips;
+    auto got = feed->next(5s);
+    reads = a2::detail::t_round_trips - before;
+    return got;
+  };
+  auto indexes = [](const std::vector<a2::Event>& events) {
+    std::vector<std::int64_t> out;
+    for (const auto& e : events) out.push_back(e.index);
+    return out;
+  };
+  using Indexes = std::vector<std::int64_t>;
+  // One event (a2_append_one) and a batch (a2_append).
+  a2::NewEvent first = ev("a");
+  first.payload = a2::Json{{"k", 1}};
+  (void)f->append("s", {first});
+  auto got = next();
+  CHECK(indexes(got) == Indexes{1});
+  CHECK(reads == 0);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].session_id == "s");
+  CHECK(got[0].id == "a");
+  CHECK(got[0].type == "t");
+  CHECK(got[0].payload == a2::Json{{"k", 1}});
+  CHECK(got[0].created_at == kT0);
+  (void)f->append("s", {ev("b"), ev("c", true)});
+  got = next();
+  CHECK(indexes(got) == Indexes{2, 3});
+  CHECK(reads == 0);
+  // Another store's event comes first: the next one handed here does not continue the cursor,
+  // so the feed reads both.
+  (void)other->append("s", {ev("d")});
+  (void)f->append("s", {ev("e")});
+  got = next();
+  CHECK(indexes(got) == Indexes{4, 5});
+  CHECK(reads == 1);
+  (void)f->append("s", {ev("f")});
+  CHECK(indexes(next()) == Indexes{6});
+  CHECK(reads == 0);
+  // A clear drops what was handed: the feed, behind the new boundary, reads and resumes at the
+  // marker (event 7 is no longer part of the session's lifetime).
+  (void)f->append("s", {ev("g")});
+  REQUIRE(f->clear({.session_id = "s", .if_last_index = std::nullopt, .cause = std::nullopt})
+              .cleared);
+  got = next();
+  CHECK(indexes(got) == Indexes{8});
+  CHECK(reads == 1);
+  (void)f->append("s", {ev("h")});
+  CHECK(indexes(next()) == Indexes{9});
+  CHECK(reads == 0);
+  other->close();
+  f->close();
+}
+
 TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postgres][wake]") {
   auto f = fresh();
   // Rounds that take at least 50 ms (a2_notify is only called by the notifier, the write
