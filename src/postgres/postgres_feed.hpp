@@ -2,11 +2,12 @@
 #pragma once
 
 // Live feeds of the Postgres backend: the store's own writes wake its feeds of the written
-// session in the process, as soon as they committed (its appends hand their events over, so a
-// feed at the head takes them without a read); one LISTEN connection per store (a
-// background thread, started by the first subscribe) wakes them for the writes of every other
-// client (it skips the notifications of the store's own notifier, whose writes woke the feeds
-// already); every feed also polls at the safety cadence, so a lost notification only delays.
+// session in the process, as soon as they committed (its appends and completions hand their
+// events over, so a feed at the head takes them without a read); one LISTEN connection per
+// store (a background thread, started by the first subscribe) wakes them for the writes of every
+// other client (it skips the notifications of the store's own notifier, whose writes woke the
+// feeds already); every feed also polls at the safety cadence, so a lost notification only
+// delays.
 
 #include <atomic>
 #include <chrono>
@@ -65,9 +66,10 @@ class Notifier {
   // this store's feeds of `session` without waiting for the notification. Cheap when no feed
   // is open (one atomic load).
   void written(const std::string& session);
-  // The same for the store's own appends, with their events: a feed whose cursor they continue
-  // takes them from here instead of reading them (recent_after()). Kept for sessions with a feed
-  // here, at most kHandedEvents each (the lowest indexes go first).
+  // The same for the store's own appends and completions, with their new events (the appended
+  // ones, a completion's children): a feed whose cursor they continue takes them from here
+  // instead of reading them (recent_after()). Kept for sessions with a feed here, at most
+  // kHandedEvents each (the lowest indexes go first).
   void appended(const std::string& session, const std::vector<StoredEvent>& events);
   // The same for the store's own clears: drops the session's handed events (a feed behind the
   // new boundary reads, and resumes at the marker).

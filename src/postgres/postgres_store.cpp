@@ -251,8 +251,13 @@ class PostgresStore final : public Store {
   }
 
   CompleteResult do_complete_attempt(const CompleteRequest& request) override {
-    if (!request.claim_next)
-      return write("complete_attempt", calls::CompleteAttempt::of(request, clock().now_ms()));
+    if (!request.claim_next) {
+      bool wakes_feeds = false;
+      auto out = write("complete_attempt", calls::CompleteAttempt::of(request, clock().now_ms()),
+                       &wakes_feeds);
+      if (wakes_feeds) notifier_->appended(request.session_id, out.events);  // The children.
+      return out;
+    }
     // With claim_next: a2_complete_attempts with one completion, then the claim.
     auto many = complete_many("complete_attempt",
                               calls::CompleteAttempts::of(request, clock().now_ms()), 1, true);
@@ -393,11 +398,16 @@ class PostgresStore final : public Store {
   // one was asked for (else it is unreadable: outcome unknown, as any undecodable write reply).
   CompleteManyResult complete_many(std::string_view op, const calls::CompleteAttempts& call,
                                    std::size_t completions, bool claim_next) {
-    auto out = write(op, call);
-    if (out.results.size() != completions || out.next.has_value() != claim_next)
+    bool wakes_feeds = false;
+    auto out = write(op, call, &wakes_feeds);
+    if (out.results.size() != completions || out.next.has_value() != claim_next) {
+      if (wakes_feeds) notifier_->written(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
                                      " completion results for " + std::to_string(completions) +
                                      (out.next ? " and a claim" : " and no claim"));
+    }
+    if (wakes_feeds)  // The children, completion by completion.
+      for (const auto& result : out.results) notifier_->appended(call.session_id, result.events);
     return out;
   }
 

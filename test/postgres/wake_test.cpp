@@ -290,9 +290,10 @@ TEST_CASE("a store's own write wakes its feeds at once, and its notifier's NOTIF
   f->close();
 }
 
-// A store's own appends hand their events to its feeds (docs/postgres-layout.md#notifications-and-feeds):
-// a feed whose cursor they continue returns them without a read; anything else (another
-// store's event before them, a clear) is read as before.
+// A store's own appends and completions hand their events to its feeds
+// (docs/postgres-layout.md#notifications-and-feeds): a feed whose cursor they continue returns
+// them without a read; anything else (another store's event before them, a clear) is read as
+// before.
 TEST_CASE("a store's own appends reach its feeds without a read, in order and without gaps",
           "[postgres][wake]") {
   auto f = fresh();
@@ -339,16 +340,52 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   (void)f->append("s", {ev("f")});
   CHECK(indexes(next()) == Indexes{6});
   CHECK(reads == 0);
+  // A completion's children are handed over too: complete_attempt (a2_complete_attempt), with
+  // claim_next and batched (a2_complete_attempts).
+  auto claimed = [&](std::int64_t index) {
+    auto claim = f->claim_available(
+        {.session_id = "s", .holder = "w", .ttl_ms = 60000, .max_events = 1});
+    REQUIRE(claim.verdict == a2::ClaimVerdict::claimed);
+    REQUIRE(claim.events.at(0).index == index);
+    return claim.events.at(0).attempt_count;
+  };
+  REQUIRE(f->complete_attempt({.session_id = "s",
+                               .index = 1,
+                               .attempt = claimed(1),
+                               .events = {child("c1")}})
+              .verdict == a2::CompleteVerdict::completed);
+  got = next();
+  CHECK(indexes(got) == Indexes{7});
+  CHECK(reads == 0);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].id == "c1");
+  REQUIRE(f->complete_attempt({.session_id = "s",
+                               .index = 2,
+                               .attempt = claimed(2),
+                               .events = {child("c2"), child("c3")},
+                               .claim_next = a2::ClaimNext{.holder = "w", .ttl_ms = 60000}})
+              .verdict == a2::CompleteVerdict::completed);
+  CHECK(indexes(next()) == Indexes{8, 9});
+  CHECK(reads == 0);
+  // claim_next claimed event 4; batched with event 5.
+  const auto attempt5 = claimed(5);
+  auto many = f->complete_attempts(
+      {.session_id = "s",
+       .completions = {{.index = 4, .attempt = 1, .events = {child("c4")}},
+                       {.index = 5, .attempt = attempt5, .events = {child("c5")}}}});
+  REQUIRE(many.results.size() == 2);
+  CHECK(indexes(next()) == Indexes{10, 11});
+  CHECK(reads == 0);
   // A clear drops what was handed: the feed, behind the new boundary, reads and resumes at the
-  // marker (event 7 is no longer part of the session's lifetime).
+  // marker (event 12 is no longer part of the session's lifetime).
   (void)f->append("s", {ev("g")});
   REQUIRE(f->clear({.session_id = "s", .if_last_index = std::nullopt, .cause = std::nullopt})
               .cleared);
   got = next();
-  CHECK(indexes(got) == Indexes{8});
+  CHECK(indexes(got) == Indexes{13});
   CHECK(reads == 1);
   (void)f->append("s", {ev("h")});
-  CHECK(indexes(next()) == Indexes{9});
+  CHECK(indexes(next()) == Indexes{14});
   CHECK(reads == 0);
   other->close();
   f->close();
