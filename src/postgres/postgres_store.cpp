@@ -356,7 +356,7 @@ class PostgresStore final : public Store {
   // owes (r_wake) are queued for the notifier once it committed, and this store's own feeds of
   // the session are woken at once (Notifier::written, Notifier::cleared); the caller does not
   // wait. With `wakes_feeds` the caller wakes them itself when it is set, handing the new events
-  // over (Notifier::appended: the appends).
+  // over (Notifier::appended: appends and completions).
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call, bool* wakes_feeds = nullptr) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
