@@ -138,15 +138,36 @@ StoredEvent stored_from_row(const Result::Row& row, Result::size_type first) {
   return e;
 }
 
-std::vector<Event> events_of(const Result& rows, Result::size_type first) {
-  expect_event_columns(rows, first);
-  std::vector<Event> out;
-  out.reserve(rows.size());
-  for (const auto& row : rows) {
-    Cells c(row, first);
-    fill_event(c, out.emplace_back());
+template <>
+void EventRows<Event>::add(const Result& rows, Result::size_type begin, Result::size_type end) {
+  if (!checked_) {
+    expect_event_columns(rows, first_);
+    checked_ = true;
   }
-  return out;
+  for (auto r = begin; r < end; ++r) {
+    Cells c(rows[r], first_);
+    fill_event(c, out_.emplace_back());
+  }
+}
+
+template <>
+void EventRows<StoredEvent>::add(const Result& rows, Result::size_type begin,
+                                 Result::size_type end) {
+  if (!checked_) {
+    expect_stored_columns(rows, first_);
+    checked_ = true;
+  }
+  for (auto r = begin; r < end; ++r) {
+    Cells c(rows.at(r), first_);
+    if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
+  }
+}
+
+std::vector<Event> events_of(const Result& rows, Result::size_type first) {
+  EventRows<Event> out(first);
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  out(rows);
+  return out.take();
 }
 
 std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first) {
@@ -155,36 +176,10 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
 
 std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
                                           Result::size_type begin, Result::size_type end) {
-  expect_stored_columns(rows, first);
-  std::vector<StoredEvent> out;
-  out.reserve(end - begin);
-  for (auto r = begin; r < end; ++r) {
-    Cells c(rows.at(r), first);
-    if (!c[1].is_null()) fill_stored(c, out.emplace_back());
-  }
-  return out;
-}
-
-void EventCollector::operator()(const Result& rows) {
-  if (!checked_) {
-    expect_event_columns(rows, 0);
-    checked_ = true;
-  }
-  for (const auto& row : rows) {
-    Cells c(row, 0);
-    fill_event(c, out_.emplace_back());
-  }
-}
-
-void StoredEventCollector::operator()(const Result& rows) {
-  if (!checked_) {
-    expect_stored_columns(rows, 0);
-    checked_ = true;
-  }
-  for (const auto& row : rows) {
-    Cells c(row, 0);
-    if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
-  }
+  EventRows<StoredEvent> out(first);
+  out.reserve(static_cast<std::size_t>(end - begin));
+  out.add(rows, begin, end);
+  return out.take();
 }
 
 }  // namespace a2::postgres::detail

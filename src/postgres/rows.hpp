@@ -8,6 +8,7 @@
 // statement and its decoder that disagree fail every test that runs them.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>
@@ -71,26 +72,34 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
 std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
                                           Result::size_type begin, Result::size_type end);
 
-// A read's rows decoded as they arrive (Executor::stream hands over one-row Results): the
-// columns are checked on the first, as events_of() / stored_events_of() check a whole result.
-class EventCollector {
+// Event rows decoded into T, from column `first` on: Event reads the public columns,
+// StoredEvent the stored ones and skips rows whose event columns are null (a write statement's
+// "no rows" row). The columns are checked at the first add(). The one decoding loop of event
+// rows: events_of() and stored_events_of() run it on a whole result, and a streamed read
+// (Executor::stream, one-row Results as they arrive) runs it once per row.
+template <class T>
+class EventRows {
  public:
-  void operator()(const Result& rows);
-  std::vector<Event> take() { return std::move(out_); }
+  explicit EventRows(Result::size_type first = 0) : first_(first) {}
+  // Rows [begin, end) of `rows`.
+  void add(const Result& rows, Result::size_type begin, Result::size_type end);
+  void operator()(const Result& rows) { add(rows, 0, rows.size()); }
+  void reserve(std::size_t n) { out_.reserve(n); }
+  std::vector<T> take() { return std::move(out_); }
 
  private:
+  Result::size_type first_;
   bool checked_ = false;
-  std::vector<Event> out_;
+  std::vector<T> out_;
 };
 
-class StoredEventCollector {
- public:
-  void operator()(const Result& rows);
-  std::vector<StoredEvent> take() { return std::move(out_); }
+template <>
+void EventRows<Event>::add(const Result& rows, Result::size_type begin, Result::size_type end);
+template <>
+void EventRows<StoredEvent>::add(const Result& rows, Result::size_type begin,
+                                 Result::size_type end);
 
- private:
-  bool checked_ = false;
-  std::vector<StoredEvent> out_;
-};
+using EventCollector = EventRows<Event>;
+using StoredEventCollector = EventRows<StoredEvent>;
 
 }  // namespace a2::postgres::detail
