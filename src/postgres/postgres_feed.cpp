@@ -114,7 +114,7 @@ void Notifier::appended(const std::string& session, const std::vector<StoredEven
   changed_.notify_all();
 }
 
-void Notifier::cleared(const std::string& session) {
+void Notifier::written_unhanded(const std::string& session) {
   if (feeds_.load() == 0) return;
   {
     std::lock_guard lock(mutex_);

@@ -71,9 +71,10 @@ class Notifier {
   // instead of reading them (recent_after()). Kept for sessions with a feed here, at most
   // kHandedEvents each (the lowest indexes go first).
   void appended(const std::string& session, const std::vector<StoredEvent>& events);
-  // The same for the store's own clears: drops the session's handed events (a feed behind the
-  // new boundary reads, and resumes at the marker).
-  void cleared(const std::string& session);
+  // The same, and drops the session's handed events, so its feeds read: the store's own clear (a
+  // feed behind the new boundary then resumes at the marker), and a write whose reply could not
+  // be decoded (what it added is unknown here).
+  void written_unhanded(const std::string& session);
   // The handed events of `session` that continue `cursor` without a gap (cursor + 1, + 2, ...),
   // at most kFeedPageSize; empty when the next one was not handed here.
   std::vector<Event> recent_after(const std::string& session, std::int64_t cursor) const;

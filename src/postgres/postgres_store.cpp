@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -316,7 +315,10 @@ class PostgresStore final : public Store {
       call.cause_index = request.cause->index;
       call.cause_attempt = request.cause->attempt;
     }
-    return write("clear", call);
+    bool wakes_feeds = false;
+    auto out = write("clear", call, &wakes_feeds);
+    if (wakes_feeds) notifier_->written_unhanded(request.session_id);
+    return out;
   }
 
   ReclaimResult do_reclaim(const std::string& s) override {
@@ -354,9 +356,10 @@ class PostgresStore final : public Store {
   // trip in autocommit. Should decoding fail after the function committed, the change has
   // happened: the caller hears outcome unknown, never a plain failure. The wake-ups the write
   // owes (r_wake) are queued for the notifier once it committed, and this store's own feeds of
-  // the session are woken at once (Notifier::written, Notifier::cleared); the caller does not
-  // wait. With `wakes_feeds` the caller wakes them itself when it is set, handing the new events
-  // over (Notifier::appended: appends and completions).
+  // the session are woken at once (Notifier::written); the caller does not wait. With
+  // `wakes_feeds` the caller wakes them itself when it is set: handing the new events over
+  // (Notifier::appended: appends and completions), or dropping what was handed
+  // (Notifier::written_unhanded: clears).
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call, bool* wakes_feeds = nullptr) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
@@ -369,18 +372,16 @@ class PostgresStore final : public Store {
           if (wakes_feeds != nullptr) {
             *wakes_feeds = true;
             unhanded = &call.session_id;
-          } else if constexpr (std::is_same_v<Call, calls::Clear>) {
-            notifier_->cleared(call.session_id);
           } else {
             notifier_->written(call.session_id);
           }
         }
         wakes_->add(call.session_id, flags);  // Everyone else's.
       }
-      // The write committed: when its reply cannot be decoded, its feeds here still wake
-      // (without events handed over).
+      // The write committed: when its reply cannot be decoded, its feeds here still wake, and
+      // read.
       auto wake_undecoded = [&] {
-        if (unhanded != nullptr) notifier_->written(*unhanded);
+        if (unhanded != nullptr) notifier_->written_unhanded(*unhanded);
       };
       try {
         return Call::decode(rows);
@@ -401,7 +402,7 @@ class PostgresStore final : public Store {
     bool wakes_feeds = false;
     auto out = write(op, call, &wakes_feeds);
     if (out.results.size() != completions || out.next.has_value() != claim_next) {
-      if (wakes_feeds) notifier_->written(call.session_id);  // It committed.
+      if (wakes_feeds) notifier_->written_unhanded(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
                                      " completion results for " + std::to_string(completions) +
                                      (out.next ? " and a claim" : " and no claim"));
