@@ -556,7 +556,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                                    "bench-floor:ids:__rand_int__ bench-floor:log "
                                    "bench-floor:pending bench-floor:ready bench-floor:work "
                                    "__rand_int__ bench-floor";
-    const std::string floor_options = " -r 1000000000000";
+    // A fresh id key per call, as a fresh event id makes: redis-benchmark substitutes a random
+    // number below -r for each __rand_int__, and reads -r as a C int (a range of 10^12, used
+    // until 2026-12-04, overflowed to none: every call then overwrote the one key
+    // bench-floor:ids:000000000000 instead of adding a key).
+    const std::string floor_range = "2000000000";
+    const std::string floor_options = " -r " + floor_range;
     // Each ceiling and floor run is bracketed by two blocks of our own append 1 (same thread
     // count), so a change of load on the machine during the run affects all three alike.
     auto evalsha_us = [](const a2::bench::Counters& d) {
@@ -650,8 +655,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     Table floors({"client", "floor ops/s", "floor p50 µs", "floor server µs/op",
                   "floor / ceiling (ops/s)", "a2 / floor (ops/s)"});
     for (auto* p : {&p1, &p16}) {
-      floors.add({"`redis-benchmark ... -c " + std::to_string(p == &p16 ? 16 : 1) +
-                      " -r 1000000000000 ... EVALSHA <floor>`",
+      floors.add({"`redis-benchmark ... -c " + std::to_string(p == &p16 ? 16 : 1) + " -r " +
+                      floor_range + " ... EVALSHA <floor>`",
                   fmt(p->floor.rps, 0), fmt(p->floor.p50_ms * 1000, 0), fmt(p->floor_server_us, 1),
                   percent(p->floor.rps, p->ceiling.rps),
                   percent(p->ours.m.ops_per_s(), p->floor.rps)});
@@ -687,8 +692,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            "owner record and the counter; ZADD pending; ZADD ready; ZADD LT of the work "
            "index; PUBLISH of a wake-up carrying the event. It is lighter than a2 in one respect: "
            "XADD takes `*` "
-           "instead of an explicit `<index>-0`. The id key is random per call "
-           "(`-r 1000000000000`), as a fresh event id is. Script:\n\n```lua\n"
+           "instead of an explicit `<index>-0`. The id key is random per call (`-r "
+        << floor_range
+        << "`), so each call adds a key, as a fresh event id does. Script:\n\n```lua\n"
         << kAppendFloorScript << "\n```\n\nFull command: `" << p1.floor.command
         << "` (and `-c 16`). The last two rows run the same script as a2's callers call the "
            "store, in the same pairs of a2 blocks: a thread per caller waiting for its reply on a "
