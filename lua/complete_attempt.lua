@@ -131,12 +131,16 @@ if FAST_PATH and n <= 100 then
       redis.call('MSET', unpack(owner_writes))
       redis.call('ZADD', PENDING, unpack(queued))
       redis.call('ZADD', READY, unpack(queued))
+      -- With claim_next the work index entry is not lowered here (the claim at the end sets
+      -- it): the wake-up says so, as wake.lua's no_work does, so work watches do not report it.
+      local tail = '}'
+      if (ARGV[next_at] or '') ~= '' then tail = ',"w":0}' end
       local message
       if bytes <= 32768 then
         message = '{"f":' .. head .. ',"t":' .. now .. ',"e":[' .. table.concat(entries, ',') ..
-          ']}'
+          ']' .. tail
       else
-        message = '{"f":' .. head .. '}'
+        message = '{"f":' .. head .. tail
       end
       redis.call('HSET', parent_key, parent .. ':p', now, parent .. ':pa', ARGV[4],
         parent .. ':ri', '[' .. table.concat(returned_ids, ',') .. ']')

@@ -2,8 +2,9 @@
 // The Lua fast paths (append, claim_available, complete_attempt: `local FAST_PATH = true`) are
 // equal to the general paths: every call below runs on two databases of the shared server, with
 // the production script (EVALSHA) on one and a copy whose FAST_PATH line is false (EVAL) on the
-// other, from the same state and with the same arguments; the replies and every stored key
-// (DUMP) must be equal after each call. The calls cover the fast paths and each hand-off to the
+// other, from the same state and with the same arguments; the replies, every stored key (DUMP)
+// and the wake-ups each published must be equal after each call. The calls cover the fast paths
+// (append's one-event branch too) and each hand-off to the
 // general path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes,
 // exclusions, settled events, scheduled events and children), bounded claims (max_events) and
 // claims that meet delayed events (av).
@@ -73,9 +74,18 @@ std::string general_only(const a2::detail::EmbeddedText& script) {
 
 class Twins {
  public:
-  Twins() : production_(connect(kProductionDb)), general_(connect(kGeneralDb)) {
+  Twins()
+      : production_(connect(kProductionDb)),
+        general_(connect(kGeneralDb)),
+        subscriber_(connect(kProductionDb)) {
     production_->command("test", {"FLUSHDB"});
     general_->command("test", {"FLUSHDB"});
+    // Channels are not per database: this connection hears both twins' wake-ups, in the
+    // order they ran, and the end marker each comparison publishes after them.
+    subscriber_->send("test", {"PSUBSCRIBE", "fp:*"});
+    auto confirmed = subscriber_->receive("test", std::chrono::milliseconds(5000));
+    REQUIRE(confirmed);
+    REQUIRE(confirmed->is_array());
   }
 
   // Runs a script with a fast path both ways; checks replies and stored keys are equal.
@@ -90,6 +100,7 @@ class Twins {
     INFO("script " << Script::script().name);
     CHECK(render(fast) == render(general));
     check_same_keys();
+    check_same_messages();
     ++compared_;
     return fast;
   }
@@ -116,7 +127,28 @@ class Twins {
     }
   }
 
+  // The wake-ups published since the last comparison: the production twin's, then the same
+  // ones from the general twin.
+  void check_same_messages() {
+    production_->command("test", {"PUBLISH", "fp:end-of-call", "end"});
+    std::vector<std::string> messages;
+    while (true) {
+      auto m = subscriber_->receive("test", std::chrono::milliseconds(5000));
+      REQUIRE(m);
+      REQUIRE(m->is_array());
+      REQUIRE(m->size() == 4);  // pmessage, pattern, channel, message.
+      if ((*m)[2].str == "fp:end-of-call") break;
+      messages.push_back((*m)[2].str + " " + (*m)[3].str);
+    }
+    REQUIRE(messages.size() % 2 == 0);
+    const auto half = static_cast<std::ptrdiff_t>(messages.size() / 2);
+    CHECK(std::vector<std::string>(messages.begin(), messages.begin() + half) ==
+          std::vector<std::string>(messages.begin() + half, messages.end()));
+    messages_ += messages.size() / 2;
+  }
+
   int compared() const { return compared_; }
+  std::size_t messages() const { return messages_; }
 
  private:
   static std::map<std::string, std::string> dump(Connection& c) {
@@ -133,7 +165,9 @@ class Twins {
   Keys keys_{"fp"};
   std::unique_ptr<Connection> production_;
   std::unique_ptr<Connection> general_;
+  std::unique_ptr<Connection> subscriber_;  // PSUBSCRIBEd to both twins' channels.
   int compared_ = 0;
+  std::size_t messages_ = 0;  // Wake-ups compared.
 };
 
 a2::NewEvent work(const std::string& id, std::string type = "job") {
@@ -179,6 +213,8 @@ TEST_CASE(
   // Append: fresh batches (fast), a replay and a partly stored batch (owned ids hand off), an id
   // of another session, a batch over 100 events, causes, lanes, settled events, an origin.
   t.both_ways(Append{"s", now, batch("a", 1, 1, false), std::nullopt});
+  t.both_ways(Append{"s", ++now, batch("one", 1, 1, false), std::nullopt});  // Split set.
+  t.both_ways(Append{"s", ++now, batch("one", 1, 1, false), std::nullopt});  // Replay: dup.
   t.both_ways(Append{"s", ++now, batch("a", 2, 3, false), std::nullopt});
   t.both_ways(Append{"s", ++now, batch("a", 2, 3, false), std::nullopt});  // Replay: dup.
   t.both_ways(Append{"s", ++now, batch("a", 4, 2, false), std::nullopt});  // Partial.
@@ -194,6 +230,17 @@ TEST_CASE(
   auto large = batch("big", 1, 2, false);
   large[0].payload = a2::Json(big);
   t.both_ways(Append{"s", ++now, large, std::nullopt});
+  // One event: a payload over the rule, then the first event of two new sessions whose wake-up
+  // entry `[1,"<id>","job","y...y"]` (payload size + id size + 15 bytes) is 32767 and 32768
+  // bytes long: the rule counts each entry's size + 1, so the first is carried, the second not.
+  auto single = batch("big1-", 1, 1, false);
+  single[0].payload = a2::Json(big);
+  t.both_ways(Append{"s", ++now, single, std::nullopt});
+  for (std::size_t entry : {32'767, 32'768}) {
+    auto edge = batch("edge-", 1, 1, false);
+    edge[0].payload = a2::Json(std::string(entry - 15 - edge[0].id->size(), 'y'));
+    t.both_ways(Append{"edge-" + std::to_string(entry), ++now, edge, std::nullopt});
+  }
 
   // Claim: every ready event in one hash (fast), busy, settled, over 100 ready, exclusions.
   const auto claimed = ClaimAvailable::decode(
@@ -326,4 +373,5 @@ TEST_CASE(
   REQUIRE(drained.next);
 
   CHECK(t.compared() > 62);
+  CHECK(t.messages() >= 40);
 }
