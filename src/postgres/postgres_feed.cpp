@@ -122,30 +122,39 @@ void Notifier::written_unhanded(const std::string& session) {
     if (it == sessions_.end()) return;
     it->second.handed.clear();
     ++it->second.generation;
+    ++it->second.unhanded;
   }
   changed_.notify_all();
 }
 
-std::vector<Event> Notifier::recent_after(const std::string& session, std::int64_t cursor) const {
-  std::vector<Event> out;
+Notifier::Recent Notifier::recent_after(const std::string& session, std::int64_t cursor) const {
+  Recent out;
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(session);
   if (it == sessions_.end()) return out;
   const auto& handed = it->second.handed;
-  for (auto e = handed.find(cursor + 1);
-       e != handed.end() && e->first == cursor + 1 &&
-       out.size() < static_cast<std::size_t>(a2::detail::kFeedPageSize);
+  const auto beyond = handed.upper_bound(cursor);
+  for (auto e = beyond; e != handed.end() && e->first == cursor + 1 &&
+                        out.events.size() < static_cast<std::size_t>(a2::detail::kFeedPageSize);
        ++e, ++cursor)
-    out.push_back(e->second);
+    out.events.push_back(e->second);
+  out.gap = out.events.empty() && beyond != handed.end();
   return out;
 }
 
-void Notifier::wake(const std::string& session) {
+std::uint64_t Notifier::unhanded_generation(const std::string& session) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(session);
+  return everyone_ + (it == sessions_.end() ? 0 : it->second.unhanded);
+}
+
+void Notifier::wake(const std::string& session, bool handed) {
   {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(session);
     if (it != sessions_.end()) {
       ++it->second.generation;
+      if (!handed) ++it->second.unhanded;
     } else {
       // No feed of this session here. (Session ids of 8000 bytes or more are notified as their
       // md5, schema.sql a2_notify; a feed's session id is at most kMaxSessionIdBytes, so such a
@@ -201,28 +210,46 @@ std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
   while (true) {
     if (cancelled_.load()) return {};
     if (notifier_->stopped()) throw Unavailable("a2 postgres feed: the store is closed");
-    // Read the generation before the read, so a wake-up during the read is not lost.
+    // Read the generations before the read, so a wake-up during the read is not lost.
     auto seen = notifier_->generation(session_id_);
+    const auto unhanded = notifier_->unhanded_generation(session_id_);
     // This store's own appends that continue the cursor were handed over: no read.
-    auto handed = notifier_->recent_after(session_id_, cursor_.load());
-    if (!handed.empty()) {
+    auto recent = notifier_->recent_after(session_id_, cursor_.load());
+    if (!recent.events.empty()) {
       by_poll_ = false;
-      cursor_.store(handed.back().index);
-      return handed;
+      cursor_.store(recent.events.back().index);
+      return std::move(recent.events);
     }
+    // Caught up with what was handed, the last read found nothing new after it, and nothing
+    // else was announced since: a read would find nothing (and wait for a pooled connection
+    // beside the writers to learn it). A read that found events is followed by another (more
+    // may have committed meanwhile), as a drain goes.
+    const auto now = std::chrono::steady_clock::now();
+    const bool must_read = !read_unhanded_ || *read_unhanded_ != unhanded || recent.gap ||
+                           !drained_ || by_poll_ || now - read_at_ >= safety_poll_;
+    if (!must_read) {
+      if (now >= deadline) return {};
+      const auto until = std::min(deadline, read_at_ + safety_poll_);
+      notifier_->wait(session_id_, seen, until);
+      by_poll_ = until < deadline && notifier_->generation(session_id_) == seen;
+      continue;
+    }
+    read_unhanded_ = unhanded;
+    read_at_ = now;
     auto events = read_after(cursor_.load());
     if (by_poll_ && !events.empty())
       observer_.log(LogLevel::info, "safety_poll_catch_up",
                     "a2 postgres feed: the safety poll found " + std::to_string(events.size()) +
                         " event(s) of session '" + session_id_ + "' no notification announced");
     by_poll_ = false;
+    drained_ = events.empty();
     if (!events.empty()) {
       cursor_.store(events.back().index);
       return events;
     }
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return {};
-    const auto until = std::min(deadline, now + safety_poll_);
+    const auto read = std::chrono::steady_clock::now();
+    if (read >= deadline) return {};
+    const auto until = std::min(deadline, read + safety_poll_);
     notifier_->wait(session_id_, seen, until);
     by_poll_ = until < deadline && notifier_->generation(session_id_) == seen;
   }

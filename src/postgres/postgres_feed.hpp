@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,14 +76,28 @@ class Notifier {
   // feed behind the new boundary then resumes at the marker), and a write whose reply could not
   // be decoded (what it added is unknown here).
   void written_unhanded(const std::string& session);
-  // The handed events of `session` that continue `cursor` without a gap (cursor + 1, + 2, ...),
-  // at most kFeedPageSize; empty when the next one was not handed here.
-  std::vector<Event> recent_after(const std::string& session, std::int64_t cursor) const;
+  // What a feed of `session` at `cursor` may take without reading.
+  struct Recent {
+    // The handed events that continue `cursor` without a gap (cursor + 1, + 2, ...), at most
+    // kFeedPageSize; empty when the next one was not handed here.
+    std::vector<Event> events;
+    // Events beyond the cursor were handed but not the next one: something between them was
+    // not (another store's write, a write whose outcome is unknown, or the oldest handed events
+    // were dropped): only a read finds it.
+    bool gap = false;
+  };
+  Recent recent_after(const std::string& session, std::int64_t cursor) const;
+  // A counter that changes whenever a wake-up for `session` (or for everyone) arrives that did
+  // not hand its events over (a notification, a clear, a reply that could not be decoded, a
+  // reconnect, cancel): a feed that read after the last change and has taken every handed event
+  // has nothing else to read.
+  std::uint64_t unhanded_generation(const std::string& session);
 
  private:
   void loop();
   std::uint64_t generation_locked(const std::string& session) const;
-  void wake(const std::string& session);
+  // Bumps the session's generation, and its unhanded one unless `handed`.
+  void wake(const std::string& session, bool handed = false);
 
   std::shared_ptr<ConnectionPool> pool_;
   std::shared_ptr<const WakeSender> own_;
@@ -92,6 +107,7 @@ class Notifier {
   struct Entry {
     std::size_t feeds = 0;
     std::uint64_t generation = 0;
+    std::uint64_t unhanded = 0;            // The wake-ups that handed nothing over.
     std::map<std::int64_t, Event> handed;  // By index: appended()'s events.
   };
   std::map<std::string, Entry> sessions_;
@@ -122,6 +138,12 @@ class PostgresFeed final : public Feed {
   std::atomic<std::int64_t> cursor_;
   std::chrono::milliseconds safety_poll_;
   bool by_poll_ = false;  // The last wait ended by the safety poll, not by a notification.
+  // The unhanded generation before the last read (none yet) and when that read began: next()
+  // reads again only after an unhanded wake-up, a gap in the handed events, a read that found
+  // events (drained_) or a safety poll.
+  std::optional<std::uint64_t> read_unhanded_;
+  std::chrono::steady_clock::time_point read_at_{};
+  bool drained_ = true;  // The last read found nothing (or none was made yet).
   const a2::detail::CapturedObserver observer_ = a2::detail::CapturedObserver::current();
   std::atomic<bool> cancelled_{false};
 };

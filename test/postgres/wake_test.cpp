@@ -290,10 +290,20 @@ TEST_CASE("a store's own write wakes its feeds at once, and its notifier's NOTIF
   f->close();
 }
 
+// feed.next(timeout), and the round trips it made (its reads) in `reads`.
+std::vector<a2::Event> next_within(a2::Feed& feed, std::chrono::milliseconds timeout,
+                                   std::int64_t& reads) {
+  const auto before = a2::detail::t_round_trips;
+  auto got = feed.next(timeout);
+  reads = a2::detail::t_round_trips - before;
+  return got;
+}
+
 // A store's own appends and completions hand their events to its feeds
 // (docs/postgres-layout.md#notifications-and-feeds): a feed whose cursor they continue returns
 // them without a read; anything else (another store's event before them, a clear) is read as
-// before.
+// before. A feed that took every handed event waits without reading until something else is
+// announced.
 TEST_CASE("a store's own appends reach its feeds without a read, in order and without gaps",
           "[postgres][wake]") {
   auto f = fresh();
@@ -301,12 +311,7 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   auto feed = f->subscribe("s", 0);
   REQUIRE(feed->next(0ms).empty());
   std::int64_t reads = -1;  // The round trips of the last next() (the feed's reads).
-  auto next = [&] {
-    const auto before = a2::detail::t_round_trips;
-    auto got = feed->next(5s);
-    reads = a2::detail::t_round_trips - before;
-    return got;
-  };
+  auto next = [&] { return next_within(*feed, 5s, reads); };
   auto indexes = [](const std::vector<a2::Event>& events) {
     std::vector<std::int64_t> out;
     for (const auto& e : events) out.push_back(e.index);
@@ -387,6 +392,41 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   (void)f->append("s", {ev("h")});
   CHECK(indexes(next()) == Indexes{14});
   CHECK(reads == 0);
+  // Its last read found events (the marker): the feed reads once more before it waits, as a
+  // drain goes. Then, caught up, it waits without a read: in a next() that times out (the
+  // safety poll is 60 s), and when the store's own append arrives while it waits; one read when
+  // another store's event is announced.
+  CHECK(next_within(*feed, 100ms, reads).empty());
+  CHECK(reads == 1);
+  CHECK(next_within(*feed, 100ms, reads).empty());
+  CHECK(reads == 0);
+  auto later = [&](auto write) {
+    return std::thread([write] {
+      std::this_thread::sleep_for(100ms);
+      write();
+    });
+  };
+  auto writer = later([&] { (void)f->append("s", {ev("i")}); });
+  got = next();
+  writer.join();
+  CHECK(indexes(got) == Indexes{15});
+  CHECK(reads == 0);
+  writer = later([&] { (void)other->append("s", {ev("j")}); });
+  got = next();
+  writer.join();
+  CHECK(indexes(got) == Indexes{16});
+  CHECK(reads == 1);
+  CHECK(next_within(*feed, 100ms, reads).empty());  // The drain's read.
+  CHECK(reads == 1);
+  // An event nothing announces (its wake-up left to a notifier that never sends it), then the
+  // store's own: the handed one does not continue the cursor, so the feed reads both at once.
+  sql(f,
+      "set a2.wake_after_commit = on; "
+      "select a2_append_one('s', 1700000000000, 'k', 't', '{}'::jsonb)");
+  (void)f->append("s", {ev("l")});
+  got = next();
+  CHECK(indexes(got) == Indexes{17, 18});
+  CHECK(reads == 1);
   other->close();
   f->close();
 }
