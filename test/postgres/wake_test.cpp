@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -306,9 +307,12 @@ std::vector<a2::Event> next_within(a2::Feed& feed, std::chrono::milliseconds tim
 // announced.
 TEST_CASE("a store's own appends reach its feeds without a read, in order and without gaps",
           "[postgres][wake]") {
+  // A session no other test uses: any store's NOTIFY of a session wakes the feeds of that
+  // session id in every schema of the database, and this test counts the feed's reads.
+  const std::string kSession = "handed-to-feeds";
   auto f = fresh();
   auto other = beside(f);
-  auto feed = f->subscribe("s", 0);
+  auto feed = f->subscribe(kSession, 0);
   REQUIRE(feed->next(0ms).empty());
   std::int64_t reads = -1;  // The round trips of the last next() (the feed's reads).
   auto next = [&] { return next_within(*feed, 5s, reads); };
@@ -321,40 +325,50 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   // One event (a2_append_one) and a batch (a2_append).
   a2::NewEvent first = ev("a");
   first.payload = a2::Json{{"k", 1}};
-  (void)f->append("s", {first});
+  (void)f->append(kSession, {first});
   auto got = next();
   CHECK(indexes(got) == Indexes{1});
   CHECK(reads == 0);
   REQUIRE(got.size() == 1);
-  CHECK(got[0].session_id == "s");
+  CHECK(got[0].session_id == kSession);
   CHECK(got[0].id == "a");
   CHECK(got[0].type == "t");
   CHECK(got[0].payload == a2::Json{{"k", 1}});
   CHECK(got[0].created_at == kT0);
-  (void)f->append("s", {ev("b"), ev("c", true)});
+  (void)f->append(kSession, {ev("b"), ev("c", true)});
   got = next();
   CHECK(indexes(got) == Indexes{2, 3});
   CHECK(reads == 0);
   // Another store's event comes first: the next one handed here does not continue the cursor,
   // so the feed reads both.
-  (void)other->append("s", {ev("d")});
-  (void)f->append("s", {ev("e")});
+  Listener listener;  // Hears both stores' notifiers.
+  (void)other->append(kSession, {ev("d")});
+  (void)f->append(kSession, {ev("e")});
   got = next();
   CHECK(indexes(got) == Indexes{4, 5});
   CHECK(reads == 1);
-  (void)f->append("s", {ev("f")});
+  // The other store's notification of s is out before the reads are counted below (its
+  // notifier connects at its first write and may send late on a busy machine; the feed would
+  // read again for it).
+  REQUIRE(listener.wait_until([&](const std::vector<Notification>& received) {
+    std::set<int> senders;
+    for (const auto& n : received)
+      if (n.channel == "a2_events" && n.payload == kSession) senders.insert(n.pid);
+    return senders.size() >= 2;
+  }));
+  (void)f->append(kSession, {ev("f")});
   CHECK(indexes(next()) == Indexes{6});
   CHECK(reads == 0);
   // A completion's children are handed over too: complete_attempt (a2_complete_attempt), with
   // claim_next and batched (a2_complete_attempts).
   auto claimed = [&](std::int64_t index) {
     auto claim = f->claim_available(
-        {.session_id = "s", .holder = "w", .ttl_ms = 60000, .max_events = 1});
+        {.session_id = kSession, .holder = "w", .ttl_ms = 60000, .max_events = 1});
     REQUIRE(claim.verdict == a2::ClaimVerdict::claimed);
     REQUIRE(claim.events.at(0).index == index);
     return claim.events.at(0).attempt_count;
   };
-  REQUIRE(f->complete_attempt({.session_id = "s",
+  REQUIRE(f->complete_attempt({.session_id = kSession,
                                .index = 1,
                                .attempt = claimed(1),
                                .events = {child("c1")}})
@@ -364,7 +378,7 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   CHECK(reads == 0);
   REQUIRE(got.size() == 1);
   CHECK(got[0].id == "c1");
-  REQUIRE(f->complete_attempt({.session_id = "s",
+  REQUIRE(f->complete_attempt({.session_id = kSession,
                                .index = 2,
                                .attempt = claimed(2),
                                .events = {child("c2"), child("c3")},
@@ -375,7 +389,7 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   // claim_next claimed event 4; batched with event 5.
   const auto attempt5 = claimed(5);
   auto many = f->complete_attempts(
-      {.session_id = "s",
+      {.session_id = kSession,
        .completions = {{.index = 4, .attempt = 1, .events = {child("c4")}},
                        {.index = 5, .attempt = attempt5, .events = {child("c5")}}}});
   REQUIRE(many.results.size() == 2);
@@ -383,13 +397,13 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   CHECK(reads == 0);
   // A clear drops what was handed: the feed, behind the new boundary, reads and resumes at the
   // marker (event 12 is no longer part of the session's lifetime).
-  (void)f->append("s", {ev("g")});
-  REQUIRE(f->clear({.session_id = "s", .if_last_index = std::nullopt, .cause = std::nullopt})
+  (void)f->append(kSession, {ev("g")});
+  REQUIRE(f->clear({.session_id = kSession, .if_last_index = std::nullopt, .cause = std::nullopt})
               .cleared);
   got = next();
   CHECK(indexes(got) == Indexes{13});
   CHECK(reads == 1);
-  (void)f->append("s", {ev("h")});
+  (void)f->append(kSession, {ev("h")});
   CHECK(indexes(next()) == Indexes{14});
   CHECK(reads == 0);
   // Its last read found events (the marker): the feed reads once more before it waits, as a
@@ -406,12 +420,12 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
       write();
     });
   };
-  auto writer = later([&] { (void)f->append("s", {ev("i")}); });
+  auto writer = later([&] { (void)f->append(kSession, {ev("i")}); });
   got = next();
   writer.join();
   CHECK(indexes(got) == Indexes{15});
   CHECK(reads == 0);
-  writer = later([&] { (void)other->append("s", {ev("j")}); });
+  writer = later([&] { (void)other->append(kSession, {ev("j")}); });
   got = next();
   writer.join();
   CHECK(indexes(got) == Indexes{16});
@@ -422,8 +436,8 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   // store's own: the handed one does not continue the cursor, so the feed reads both at once.
   sql(f,
       "set a2.wake_after_commit = on; "
-      "select a2_append_one('s', 1700000000000, 'k', 't', '{}'::jsonb)");
-  (void)f->append("s", {ev("l")});
+      "select a2_append_one('handed-to-feeds', 1700000000000, 'k', 't', '{}'::jsonb)");
+  (void)f->append(kSession, {ev("l")});
   got = next();
   CHECK(indexes(got) == Indexes{17, 18});
   CHECK(reads == 1);
