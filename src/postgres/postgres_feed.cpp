@@ -130,8 +130,11 @@ void Notifier::written_unhanded(const std::string& session) {
 Notifier::Recent Notifier::recent_after(const std::string& session, std::int64_t cursor) const {
   Recent out;
   std::lock_guard lock(mutex_);
+  out.generation = generation_locked(session);
+  out.unhanded = everyone_;
   auto it = sessions_.find(session);
   if (it == sessions_.end()) return out;
+  out.unhanded += it->second.unhanded;
   const auto& handed = it->second.handed;
   const auto beyond = handed.upper_bound(cursor);
   for (auto e = beyond; e != handed.end() && e->first == cursor + 1 &&
@@ -140,12 +143,6 @@ Notifier::Recent Notifier::recent_after(const std::string& session, std::int64_t
     out.events.push_back(e->second);
   out.gap = out.events.empty() && beyond != handed.end();
   return out;
-}
-
-std::uint64_t Notifier::unhanded_generation(const std::string& session) {
-  std::lock_guard lock(mutex_);
-  auto it = sessions_.find(session);
-  return everyone_ + (it == sessions_.end() ? 0 : it->second.unhanded);
 }
 
 void Notifier::wake(const std::string& session, bool handed) {
@@ -210,11 +207,9 @@ std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
   while (true) {
     if (cancelled_.load()) return {};
     if (notifier_->stopped()) throw Unavailable("a2 postgres feed: the store is closed");
-    // Read the generations before the read, so a wake-up during the read is not lost.
-    auto seen = notifier_->generation(session_id_);
-    const auto unhanded = notifier_->unhanded_generation(session_id_);
-    // This store's own appends that continue the cursor were handed over: no read.
+    // Taken before the read, so a wake-up during the read is not lost.
     auto recent = notifier_->recent_after(session_id_, cursor_.load());
+    // This store's own appends that continue the cursor were handed over: no read.
     if (!recent.events.empty()) {
       by_poll_ = false;
       cursor_.store(recent.events.back().index);
@@ -223,35 +218,30 @@ std::vector<Event> PostgresFeed::next(std::chrono::milliseconds timeout) {
     // Caught up with what was handed, the last read found nothing new after it, and nothing
     // else was announced since: a read would find nothing (and wait for a pooled connection
     // beside the writers to learn it). A read that found events is followed by another (more
-    // may have committed meanwhile), as a drain goes.
+    // may have committed meanwhile), as a drain goes. A wait that ended by the safety poll
+    // ends at read_at_ + safety_poll_, so the last condition covers it.
     const auto now = std::chrono::steady_clock::now();
-    const bool must_read = !read_unhanded_ || *read_unhanded_ != unhanded || recent.gap ||
-                           !drained_ || by_poll_ || now - read_at_ >= safety_poll_;
-    if (!must_read) {
-      if (now >= deadline) return {};
-      const auto until = std::min(deadline, read_at_ + safety_poll_);
-      notifier_->wait(session_id_, seen, until);
-      by_poll_ = until < deadline && notifier_->generation(session_id_) == seen;
-      continue;
+    if (!read_unhanded_ || *read_unhanded_ != recent.unhanded || recent.gap || !drained_ ||
+        now - read_at_ >= safety_poll_) {
+      read_unhanded_ = recent.unhanded;
+      read_at_ = now;
+      auto events = read_after(cursor_.load());
+      if (by_poll_ && !events.empty())
+        observer_.log(LogLevel::info, "safety_poll_catch_up",
+                      "a2 postgres feed: the safety poll found " + std::to_string(events.size()) +
+                          " event(s) of session '" + session_id_ +
+                          "' no notification announced");
+      by_poll_ = false;
+      drained_ = events.empty();
+      if (!events.empty()) {
+        cursor_.store(events.back().index);
+        return events;
+      }
     }
-    read_unhanded_ = unhanded;
-    read_at_ = now;
-    auto events = read_after(cursor_.load());
-    if (by_poll_ && !events.empty())
-      observer_.log(LogLevel::info, "safety_poll_catch_up",
-                    "a2 postgres feed: the safety poll found " + std::to_string(events.size()) +
-                        " event(s) of session '" + session_id_ + "' no notification announced");
-    by_poll_ = false;
-    drained_ = events.empty();
-    if (!events.empty()) {
-      cursor_.store(events.back().index);
-      return events;
-    }
-    const auto read = std::chrono::steady_clock::now();
-    if (read >= deadline) return {};
-    const auto until = std::min(deadline, read + safety_poll_);
-    notifier_->wait(session_id_, seen, until);
-    by_poll_ = until < deadline && notifier_->generation(session_id_) == seen;
+    if (std::chrono::steady_clock::now() >= deadline) return {};
+    const auto until = std::min(deadline, read_at_ + safety_poll_);
+    notifier_->wait(session_id_, recent.generation, until);
+    by_poll_ = until < deadline && notifier_->generation(session_id_) == recent.generation;
   }
 }
 

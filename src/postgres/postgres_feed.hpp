@@ -76,8 +76,14 @@ class Notifier {
   // feed behind the new boundary then resumes at the marker), and a write whose reply could not
   // be decoded (what it added is unknown here).
   void written_unhanded(const std::string& session);
-  // What a feed of `session` at `cursor` may take without reading.
+  // What a feed of `session` at `cursor` knows before it decides to read, under one lock.
   struct Recent {
+    std::uint64_t generation = 0;  // generation(session).
+    // Changes whenever a wake-up for `session` (or for everyone) arrives that did not hand its
+    // events over (a notification, a clear, a reply that could not be decoded, a reconnect,
+    // cancel): a feed that read after the last change and took every handed event has nothing
+    // else to read.
+    std::uint64_t unhanded = 0;
     // The handed events that continue `cursor` without a gap (cursor + 1, + 2, ...), at most
     // kFeedPageSize; empty when the next one was not handed here.
     std::vector<Event> events;
@@ -87,11 +93,6 @@ class Notifier {
     bool gap = false;
   };
   Recent recent_after(const std::string& session, std::int64_t cursor) const;
-  // A counter that changes whenever a wake-up for `session` (or for everyone) arrives that did
-  // not hand its events over (a notification, a clear, a reply that could not be decoded, a
-  // reconnect, cancel): a feed that read after the last change and has taken every handed event
-  // has nothing else to read.
-  std::uint64_t unhanded_generation(const std::string& session);
 
  private:
   void loop();
@@ -140,7 +141,7 @@ class PostgresFeed final : public Feed {
   bool by_poll_ = false;  // The last wait ended by the safety poll, not by a notification.
   // The unhanded generation before the last read (none yet) and when that read began: next()
   // reads again only after an unhanded wake-up, a gap in the handed events, a read that found
-  // events (drained_) or a safety poll.
+  // events (drained_) or a safety poll's time since that read.
   std::optional<std::uint64_t> read_unhanded_;
   std::chrono::steady_clock::time_point read_at_{};
   bool drained_ = true;  // The last read found nothing (or none was made yet).
