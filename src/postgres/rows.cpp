@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "a2/detail/json_text.hpp"
 
@@ -138,30 +139,28 @@ StoredEvent stored_from_row(const Result::Row& row, Result::size_type first) {
   return e;
 }
 
-template <>
-void EventRows<Event>::add(const Result& rows, Result::size_type begin, Result::size_type end) {
+template <class T>
+void EventRows<T>::add(const Result& rows, Result::size_type begin, Result::size_type end) {
+  constexpr bool kStored = std::is_same_v<T, StoredEvent>;
   if (!checked_) {
-    expect_event_columns(rows, first_);
-    checked_ = true;
-  }
-  for (auto r = begin; r < end; ++r) {
-    Cells c(rows[r], first_);
-    fill_event(c, out_.emplace_back());
-  }
-}
-
-template <>
-void EventRows<StoredEvent>::add(const Result& rows, Result::size_type begin,
-                                 Result::size_type end) {
-  if (!checked_) {
-    expect_stored_columns(rows, first_);
+    if constexpr (kStored)
+      expect_stored_columns(rows, first_);
+    else
+      expect_event_columns(rows, first_);
     checked_ = true;
   }
   for (auto r = begin; r < end; ++r) {
     Cells c(rows.at(r), first_);
-    if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
+    if constexpr (kStored) {
+      if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
+    } else {
+      fill_event(c, out_.emplace_back());
+    }
   }
 }
+
+template class EventRows<Event>;
+template class EventRows<StoredEvent>;
 
 std::vector<Event> events_of(const Result& rows, Result::size_type first) {
   EventRows<Event> out(first);

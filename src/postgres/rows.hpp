@@ -93,11 +93,8 @@ class EventRows {
   std::vector<T> out_;
 };
 
-template <>
-void EventRows<Event>::add(const Result& rows, Result::size_type begin, Result::size_type end);
-template <>
-void EventRows<StoredEvent>::add(const Result& rows, Result::size_type begin,
-                                 Result::size_type end);
+extern template class EventRows<Event>;
+extern template class EventRows<StoredEvent>;
 
 using EventCollector = EventRows<Event>;
 using StoredEventCollector = EventRows<StoredEvent>;
