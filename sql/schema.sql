@@ -38,10 +38,12 @@
 --   are reached one at a time by their full primary key. The head is `order by idx desc limit
 --   1`, never max(idx), which a plan may aggregate over the whole session. The test "writes
 --   touch only their rows whatever the statistics say" checks every write's plans.
--- - A function whose statements plpgsql would plan again on every call (custom plans that look
---   cheaper than the generic one) runs with `set plan_cache_mode = force_generic_plan`, and with
---   enable_seqscan and enable_bitmapscan off: its generic plans, made from the statistics of its
---   first call and kept for the connection, are index and TID scans whatever those were.
+-- - a2's connections run with plan_cache_mode = force_generic_plan and with enable_seqscan and
+--   enable_bitmapscan off (their set-up, src/postgres/connection_pool.hpp kPlannerSettings), so
+--   plpgsql plans each statement once per connection instead of again on every call (custom
+--   plans that look cheaper than the generic one), and those generic plans, made from the
+--   statistics of the first call, are index and TID scans whatever those were. Not function SET
+--   clauses: each cost a claim or a completion 20-25 µs of server time (docs/postgres-layout.md#plans).
 -- - a2_events has room on its pages for HOT claims (fillfactor, below).
 --
 -- Contract errors are raised with these SQLSTATEs and a DETAIL that is a JSON object naming the
@@ -378,9 +380,8 @@ create or replace function a2_insert_batch(s text, base bigint, ci bigint, now_m
                                            new_settled boolean[], new_available_at bigint[],
                                            parent_cause jsonb)
 returns a2_events[] language plpgsql
--- Generic plans, index and TID scans only, as in a2_claim_available (the one-event insert was
--- planned again on every call).
-set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+-- Generic plans, index and TID scans only (a2's connections' planner settings, above): the
+-- one-event insert was planned again on every call without them.
 as $$
 declare
   inserted_rows a2_events[];
@@ -689,15 +690,15 @@ returns table (r_verdict text, r_retry_at bigint, r_clear_index bigint,
                last_failed_attempt integer, last_error text, failed_at bigint,
                available_at bigint)
 language plpgsql
--- Generic plans, made once per connection. With custom plans (plpgsql's choice when they look
--- cheaper than the generic one, as they did whenever the statistics held sessions of thousands
--- of pending events) the claim statement and the work index upsert were planned again on every
--- call: ~290 µs of planning in a ~450 µs claim. A generic plan is made from the statistics of its first call (often a near
--- empty table) and kept: without seqscan and bitmapscan every statement reaches the session's
--- rows by an index scan and the chosen rows by their ctids (a TID scan) whatever the
--- statistics said; a bitmap scan would also not mark the index entries of dead rows, which the
--- next call would visit again.
-set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+-- Generic plans, made once per connection (a2's connections' planner settings, above). With
+-- custom plans (plpgsql's choice when they look cheaper than the generic one, as they did
+-- whenever the statistics held sessions of thousands of pending events) the claim statement and
+-- the work index upsert were planned again on every call: ~290 µs of planning in a ~450 µs
+-- claim. A generic plan is made from the statistics of its first call (often a near empty
+-- table) and kept: without seqscan and bitmapscan every statement reaches the session's rows by
+-- an index scan and the chosen rows by their ctids (a TID scan) whatever the statistics said; a
+-- bitmap scan would also not mark the index entries of dead rows, which the next call would
+-- visit again.
 as $$
 #variable_conflict use_column
 declare
@@ -966,10 +967,9 @@ create or replace function a2_complete_one(s text, i bigint, attempt bigint, now
                                            out r_verdict text, out r_events a2_events[],
                                            out r_work_at bigint)
 language plpgsql
--- Generic plans, index and TID scans only, as in a2_claim_available: with custom plans the
--- statement after the session lock was planned again on every call once the statistics held a
--- few thousand rows (~300 µs of planning in each completion).
-set plan_cache_mode = force_generic_plan set enable_seqscan = off set enable_bitmapscan = off
+-- Generic plans, index and TID scans only (a2's connections' planner settings, above): with
+-- custom plans the statement after the session lock was planned again on every call once the
+-- statistics held a few thousand rows (~300 µs of planning in each completion).
 as $$
 declare
   ids text[] := coalesce(new_ids, '{}');

@@ -106,7 +106,7 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
   // Calls wait with poll() by their deadline, so sending never blocks either.
   if (PQsetnonblocking(raw, 1) != 0) throw pqxx::broken_connection(PQerrorMessage(raw));
   auto conn = std::make_unique<Connection>(std::move(pq), raw);
-  // The set-up: one simple query of four SETs (one round trip), by the same deadline. Nothing of
+  // The set-up: one simple query of its SETs (one round trip), by the same deadline. Nothing of
   // a caller's has been sent yet, so running out of time here is "cannot connect", not an
   // unknown outcome.
   const std::string set_up =
@@ -114,7 +114,7 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
       std::to_string(settings_.statement_timeout.count()) +
       "; SET client_min_messages = warning"
       // The write functions leave the wake-ups to the store's notifier (schema.sql a2_wake).
-      "; SET a2.wake_after_commit = on";
+      "; SET a2.wake_after_commit = on; " + kPlannerSettings;
   try {
     Executor(*conn, "connect", deadline, settings_.command_timeout).exec_command(set_up.c_str());
   } catch (const a2::Unavailable&) {

@@ -51,6 +51,13 @@ class ConnectByDeadline : public pqxx::connectionpolicy {
 };
 using PqConnection = pqxx::basic_connection_base<ConnectByDeadline>;
 
+// The planner settings of every connection of the store, part of its set-up: each statement is
+// planned once per connection (generic plans), reaching rows by index and TID scans whatever
+// the statistics say (docs/postgres-layout.md#plans). Tests explain statements under them.
+inline constexpr const char* kPlannerSettings =
+    "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; "
+    "SET enable_bitmapscan = off";
+
 // The most statements sql/ may hold (a connection's prepared set is a bitset).
 inline constexpr std::size_t kMaxStatements = 64;
 

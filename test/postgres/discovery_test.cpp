@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "postgres/connection_pool.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
@@ -199,6 +200,7 @@ TEST_CASE("find_work reads the index a2_work_due; idle sessions have no row",
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + f.schema + "\"");
+  tx.exec(a2::postgres::detail::kPlannerSettings);  // As the store plans it.
   std::ifstream file(A2_FIND_WORK_SQL);
   std::stringstream text;
   text << file.rdbuf();

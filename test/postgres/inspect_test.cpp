@@ -8,6 +8,7 @@
 #include <string>
 
 #include "a2/postgres.hpp"
+#include "postgres/connection_pool.hpp"
 #include "servers/postgres_server.hpp"
 
 namespace a2::postgres_test::inspect_test {
@@ -22,6 +23,7 @@ TEST_CASE("list_sessions reads the primary key by skip scan, not every row", "[p
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + schema + "\"");
+  tx.exec(a2::postgres::detail::kPlannerSettings);  // As the store plans it.
   // 200 sessions of 20 settled events each (4000 rows), inserted directly, statistics current.
   tx.exec(
       "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, "
