@@ -50,6 +50,46 @@ if FAST_PATH and ARGV[5] == '0' then
   -- meta.lua's mkey: the split (unset = the counter) and the clear boundary in one MGET.
   fast_bounds = redis.call('MGET', SPLIT, COUNTER, string.sub(COUNTER, 1, -6) .. 'clear')
   local split = tonumber(fast_bounds[1] or fast_bounds[2] or '0')
+  -- One ready event (a worker's usual claim): the commands the code below issues for a count
+  -- of 1, with the same arguments, without its tables and loops.
+  if count == 1 then
+    local field = fast_ready[1]
+    local key = META
+    if tonumber(field) > split then
+      key = META .. ':' .. decimal(math.floor((tonumber(field) - 1) / @A2_META_CHUNK_SIZE@))
+    end
+    local values = redis.call('HMGET', key, field .. ':ce', field .. ':d', field .. ':fc',
+      field .. ':a', field .. ':e', field .. ':lf', field .. ':lfa', field .. ':av')
+    local now = ARGV[2]
+    local now_ms = tonumber(now)
+    local expires = tonumber(values[1] or '0')
+    local retry_at = nil
+    if expires > now_ms then
+      retry_at = expires
+    elseif tonumber(values[8] or '0') > now_ms then
+      retry_at = tonumber(values[8])
+    end
+    if retry_at then
+      redis.call('ZADD', WORK, decimal(retry_at), session)
+      return { 'busy', decimal(retry_at) }
+    end
+    -- entries.lua's read for one index.
+    local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
+    if #entries ~= 1 then return { 'missing', field } end
+    local holder, expires_at = ARGV[1], ARGV[3]
+    local attempt = decimal(tonumber(values[2] or '0') + 1)
+    local first_claimed = values[3] or now
+    redis.call('HSET', key, field .. ':d', attempt, field .. ':fc', first_claimed,
+      field .. ':lc', now, field .. ':ch', holder, field .. ':ce', expires_at)
+    if limit == 1 then
+      redis.call('ZADD', WORK, 'LT', now, session)
+    else
+      redis.call('ZADD', WORK, expires_at, session)
+    end
+    return { 'claimed', '1', attempt, values[4] or '0', values[5] or false, first_claimed, now,
+      values[6] or false, values[7] or false, holder, expires_at, entries[1], values[8] or false,
+      decimal(tonumber(fast_bounds[3] or '0')) }
+  end
   local key = nil
   if count <= 100 then
     for i = 1, count do

@@ -100,45 +100,70 @@ if FAST_PATH and n <= 100 then
         '}'
       local session_json = json_string(ARGV[1])
       -- As in append.lua's fast path: each index formatted once, also used as its score.
-      local owner_writes, queued, entries, bytes = {}, {}, {}, 0
-      for i = 1, n do
-        local o = 5 + (i - 1) * 6
-        local field = decimal(total + i)
-        local payload = ARGV[o + 3]
-        redis.call('XADD', KEYS[1], field .. '-0',
-          'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', payload,
+      -- events: the wake-up's entries joined by ',', or nil when they are over the size rule.
+      local events = nil
+      if n == 1 then
+        -- One child (the usual completion): the commands of the loop below for n = 1, with the
+        -- same arguments, without its tables.
+        head = decimal(total + 1)
+        local payload = ARGV[8]
+        redis.call('XADD', KEYS[1], head .. '-0',
+          'id', ARGV[6], 'type', ARGV[7], 'payload', payload,
           'created_at', now, 'cause', cause, 'lane', '')
-        owner_writes[2 * i - 1] = KEYS[8 + i]
-        owner_writes[2 * i] = '[' .. session_json .. ',' .. field .. ']'
-        queued[2 * i - 1] = field
-        queued[2 * i] = field
-        if bytes + #payload > 32768 then
-          bytes = 32768 + 1
+        local owner = '[' .. session_json .. ',' .. head .. ']'
+        if fast_values[2] then
+          redis.call('MSET', KEYS[9], owner, COUNTER, head)
         else
-          local entry = '[' .. field .. ',' .. returned_ids[i] .. ',' ..
-            json_string(ARGV[o + 2]) .. ',' .. payload .. ']'
-          bytes = bytes + #entry + 1
-          if bytes <= 32768 then entries[#entries + 1] = entry end
+          redis.call('MSET', KEYS[9], owner, COUNTER, head, SPLIT, decimal(split))
         end
+        redis.call('ZADD', PENDING, head, head)
+        redis.call('ZADD', READY, head, head)
+        if #payload <= 32768 then
+          local entry = '[' .. head .. ',' .. returned_ids[1] .. ',' .. json_string(ARGV[7]) ..
+            ',' .. payload .. ']'
+          if #entry + 1 <= 32768 then events = entry end
+        end
+      else
+        local owner_writes, queued, entries, bytes = {}, {}, {}, 0
+        for i = 1, n do
+          local o = 5 + (i - 1) * 6
+          local field = decimal(total + i)
+          local payload = ARGV[o + 3]
+          redis.call('XADD', KEYS[1], field .. '-0',
+            'id', ARGV[o + 1], 'type', ARGV[o + 2], 'payload', payload,
+            'created_at', now, 'cause', cause, 'lane', '')
+          owner_writes[2 * i - 1] = KEYS[8 + i]
+          owner_writes[2 * i] = '[' .. session_json .. ',' .. field .. ']'
+          queued[2 * i - 1] = field
+          queued[2 * i] = field
+          if bytes + #payload > 32768 then
+            bytes = 32768 + 1
+          else
+            local entry = '[' .. field .. ',' .. returned_ids[i] .. ',' ..
+              json_string(ARGV[o + 2]) .. ',' .. payload .. ']'
+            bytes = bytes + #entry + 1
+            if bytes <= 32768 then entries[#entries + 1] = entry end
+          end
+        end
+        head = queued[2 * n]
+        owner_writes[2 * n + 1] = COUNTER
+        owner_writes[2 * n + 2] = head
+        if not fast_values[2] then
+          owner_writes[2 * n + 3] = SPLIT
+          owner_writes[2 * n + 4] = decimal(split)
+        end
+        redis.call('MSET', unpack(owner_writes))
+        redis.call('ZADD', PENDING, unpack(queued))
+        redis.call('ZADD', READY, unpack(queued))
+        if bytes <= 32768 then events = table.concat(entries, ',') end
       end
-      head = queued[2 * n]
-      owner_writes[2 * n + 1] = COUNTER
-      owner_writes[2 * n + 2] = head
-      if not fast_values[2] then
-        owner_writes[2 * n + 3] = SPLIT
-        owner_writes[2 * n + 4] = decimal(split)
-      end
-      redis.call('MSET', unpack(owner_writes))
-      redis.call('ZADD', PENDING, unpack(queued))
-      redis.call('ZADD', READY, unpack(queued))
       -- With claim_next the work index entry is not lowered here (the claim at the end sets
       -- it): the wake-up says so, as wake.lua's no_work does, so work watches do not report it.
       local tail = '}'
       if (ARGV[next_at] or '') ~= '' then tail = ',"w":0}' end
       local message
-      if bytes <= 32768 then
-        message = '{"f":' .. head .. ',"t":' .. now .. ',"e":[' .. table.concat(entries, ',') ..
-          ']' .. tail
+      if events then
+        message = '{"f":' .. head .. ',"t":' .. now .. ',"e":[' .. events .. ']' .. tail
       else
         message = '{"f":' .. head .. tail
       end

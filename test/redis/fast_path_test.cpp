@@ -147,6 +147,14 @@ class Twins {
     messages_ += messages.size() / 2;
   }
 
+  // Runs a plain command on both twins (data the scripts did not write: a session of the
+  // original package without the split key, a lost stream entry).
+  void raw(const Argv& command) {
+    production_->command("test", command);
+    general_->command("test", command);
+  }
+  const Keys& keys() const { return keys_; }
+
   int compared() const { return compared_; }
   std::size_t messages() const { return messages_; }
 
@@ -371,6 +379,46 @@ TEST_CASE(
       "test", "n",
       t.both_ways(CompleteAttempt{"n", ++now, 4, 1, {}, scripts::NextClaim{"h1", now + kTtl, 9}}));
   REQUIRE(drained.next);
+
+  // One ready event and one child (the one-event branches of the claim's and the completion's
+  // fast paths): a claim without a limit, a held event (busy), a completion with one child on a
+  // session without the split key (the original package writes none), a claim with
+  // max_events = 1, a delayed event (busy until its av), one-child wake-ups whose entry
+  // `[<index>,"<id>","child","y...y"]` is 32767 and 32768 bytes and one over the rule, and a
+  // ready event whose stream entry is gone (missing).
+  t.both_ways(Append{"one", ++now, batch("o", 1, 1, false), std::nullopt});
+  t.raw({"DEL", t.keys().meta_split("one")});
+  const auto solo = ClaimAvailable::decode(
+      "test", "one", t.both_ways(ClaimAvailable{"one", "h1", ++now, now + kTtl, {}}));
+  REQUIRE(solo.verdict == a2::ClaimVerdict::claimed);
+  REQUIRE(solo.events.size() == 1);
+  t.both_ways(ClaimAvailable{"one", "h2", ++now, now + kTtl, {}});  // Held: busy.
+  t.both_ways(CompleteAttempt{"one", ++now, 1, 1, std::vector<a2::ChildEvent>{child("o2")}});
+  auto claim_one = [&](std::int64_t index) {
+    const auto c = ClaimAvailable::decode(
+        "test", "one", t.both_ways(ClaimAvailable{"one", "h1", ++now, now + kTtl, {}, 1}));
+    REQUIRE(c.verdict == a2::ClaimVerdict::claimed);
+    REQUIRE(c.events.size() == 1);
+    CHECK(c.events[0].index == index);
+    return c.events[0].attempt_count;
+  };
+  std::int64_t attempt = claim_one(2);
+  t.same_way(scripts::FailAttempt{"one", 2, attempt, "later", 3, ++now, now + 1'000});
+  t.both_ways(ClaimAvailable{"one", "h1", ++now, now + kTtl, {}});  // Delayed: busy.
+  now += 1'000;
+  attempt = claim_one(2);
+  std::int64_t parent = 2;
+  for (std::size_t entry : {std::size_t{32'767}, std::size_t{32'768}, std::size_t{40'000}}) {
+    a2::ChildEvent edge = child("oe" + std::to_string(entry));
+    // The entry: brackets, the index (1 digit), the quoted id and type, 3 commas, the payload.
+    edge.payload = a2::Json(std::string(entry - 2 - 1 - (edge.id->size() + 2) - 7 - 3 - 2, 'y'));
+    t.both_ways(CompleteAttempt{"one", ++now, parent, attempt, std::vector<a2::ChildEvent>{edge}});
+    attempt = claim_one(++parent);
+  }
+  t.both_ways(
+      CompleteAttempt{"one", ++now, parent, attempt, std::vector<a2::ChildEvent>{child("o9")}});
+  t.raw({"XDEL", t.keys().log("one"), std::to_string(parent + 1) + "-0"});
+  t.both_ways(ClaimAvailable{"one", "h1", ++now, now + kTtl, {}});  // Missing.
 
   CHECK(t.compared() > 62);
   CHECK(t.messages() >= 40);
