@@ -800,6 +800,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     }
     note("per-command server time at 1k / 100k history and with 10k sessions");
     Table by_command({"operation", "state", "ops", "server µs per op in EVALSHA",
+                      "of which in the commands inside", "the rest (Lua, calls' overhead)",
                       "per command inside the scripts: calls/op x µs per call (top 6)"});
     // Five interleaved rounds of 100 operations per row, summed, so a change of machine load
     // during the measurement affects every row alike.
@@ -849,9 +850,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     for (const auto& p : probes) {
       const auto& d = p.sum;
       std::vector<std::pair<double, std::string>> costs;
+      double inside = 0;  // µs in every command inside the scripts.
       for (const auto& [key, value] : d)
-        if (key.rfind("usec:", 0) == 0 && key != "usec:evalsha" && value > 0)
+        if (key.rfind("usec:", 0) == 0 && key != "usec:evalsha" && value > 0) {
           costs.push_back({value, key.substr(5)});
+          inside += value;
+        }
       std::sort(costs.rbegin(), costs.rend());
       std::string list;
       for (std::size_t k = 0; k < costs.size() && k < 6; ++k) {
@@ -860,8 +864,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         list += costs[k].second + " " + fmt(calls / kOps, 1) + " x " +
                 fmt(calls > 0 ? costs[k].first / calls : 0, 2) + " µs";
       }
-      by_command.add({p.operation, p.state, std::to_string(kOps),
-                      fmt(get(d, "usec:evalsha") / kOps, 1), list});
+      const double evalsha = get(d, "usec:evalsha");
+      by_command.add({p.operation, p.state, std::to_string(kOps), fmt(evalsha / kOps, 1),
+                      fmt(inside / kOps, 1), fmt((evalsha - inside) / kOps, 1), list});
     }
     cycle_floor.drop(admin);
     std::cout << "### Server time by command\n\n"
@@ -869,7 +874,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "of each kind (after the blocks above; 5 interleaved rounds of 100 per row, "
                  "summed). A command's time is part of its "
                  "script's EVALSHA time; the rest of EVALSHA is the Lua code itself and Redis's "
-                 "work around each `redis.call` (arguments in, reply back into Lua). The layout "
+                 "work around each `redis.call` (arguments in, reply back into Lua) and around "
+                 "the script (its KEYS and ARGV, its reply). The layout "
                  "floor row runs two scripts that issue the commands of claim_available's and "
                  "complete_attempt's fast paths for one event and one child with constant "
                  "arguments and no logic (keys of their own; the event is always index 1, the "
