@@ -120,6 +120,18 @@ a2::ChildEvent child(std::string id) {
   return c;
 }
 
+// Returns once `store` listens. Its listening thread starts with its first feed and, once it
+// listens, wakes every feed to read (what was announced before is lost): a test that counts a
+// feed's reads waits for that first, or the read may fall into a window it counts (it did under
+// ThreadSanitizer on a busy machine). A feed of `session` (one nothing else uses) gets `writer`'s
+// event only after it. It also leaves `writer`'s notifier connected.
+void wait_listening(a2::Store& store, a2::Store& writer, const std::string& session) {
+  auto feed = store.subscribe(session, 0);
+  REQUIRE(feed->next(0ms).empty());
+  (void)writer.append(session, {ev(session + "-e")});
+  REQUIRE(feed->next(5s).size() == 1);
+}
+
 }  // namespace
 
 TEST_CASE("a write's wake-ups come from the store's notifier after commit", "[postgres][wake]") {
@@ -236,8 +248,9 @@ TEST_CASE("a store's own write wakes its feeds at once, and its notifier's NOTIF
   auto theirs = other->subscribe("s", 0);
   REQUIRE(mine->next(0ms).empty());
   REQUIRE(theirs->next(0ms).empty());
-  (void)f->append("warm", {ev("w1")});  // Both LISTEN connections and f's notifier are up.
-  std::this_thread::sleep_for(300ms);
+  // Both stores listen and f's notifier is connected.
+  wait_listening(*f.store, *other, "warm-mine");
+  wait_listening(*other, *f.store, "warm-theirs");
   // f's notifier's rounds take a second from now on: a prompt wake is the in-process one.
   sql(f,
       "create or replace function a2_notify(s text) returns void language plpgsql as $$ begin "
@@ -314,16 +327,7 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
   auto other = beside(f);
   auto feed = f->subscribe(kSession, 0);
   REQUIRE(feed->next(0ms).empty());
-  // The store's LISTEN is up before any reads are counted. Its listening thread starts with the
-  // first feed and, once it listens, wakes every feed to read (what was announced before is
-  // lost): on a slow machine that read fell into a window below that counts reads. A feed of
-  // another session gets the other store's event only after that.
-  {
-    auto warm_up = f->subscribe(kSession + "-warm-up", 0);
-    REQUIRE(warm_up->next(0ms).empty());
-    (void)other->append(kSession + "-warm-up", {ev("warm-up")});
-    REQUIRE(warm_up->next(5s).size() == 1);
-  }
+  wait_listening(*f.store, *other, kSession + "-warm-up");
   std::int64_t reads = -1;  // The round trips of the last next() (the feed's reads).
   auto next = [&] { return next_within(*feed, 5s, reads); };
   auto indexes = [](const std::vector<a2::Event>& events) {
