@@ -41,6 +41,7 @@
 
 #include "a2/postgres.hpp"
 #include "bench_common.hpp"
+#include "postgres/connection_pool.hpp"
 #include "servers/postgres_server.hpp"
 #include "workloads.hpp"
 
@@ -729,10 +730,13 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                       "1700000000000, 'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
                       "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
     }
-    // pgbench's connection for the function: the store's schema and its wake-up setting (the
-    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_wake).
-    const std::string function_connection =
-        connection + " options='-c search_path=" + schema + " -c a2.wake_after_commit=on'";
+    // pgbench's connection for the function: the store's schema, its wake-up setting (the
+    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_wake) and
+    // its planner settings.
+    std::string function_options = "-c search_path=" + schema + " -c a2.wake_after_commit=on";
+    for (const auto& setting : a2::postgres::detail::kPlannerSettings)
+      function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
+    const std::string function_connection = connection + " options='" + function_options + "'";
     const std::string events_table = "\"" + schema + "\".a2_events";
     const std::string floor_function =
         "create or replace function a2bench_floor(client integer, wake boolean) returns bigint\n"
@@ -802,8 +806,11 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         conns.push_back(c);
         if (PQstatus(c) != CONNECTION_OK)
           throw std::runtime_error(std::string("threaded floor: ") + PQerrorMessage(c));
+        // The store's connection settings (postgres/connection_pool.cpp).
         const std::string search_path = "set search_path to \"" + schema + "\"";
-        for (const char* setup : {search_path.c_str(), "set a2.wake_after_commit = on"})
+        const std::string planner = a2::postgres::detail::planner_settings_sql();
+        for (const char* setup :
+             {search_path.c_str(), "set a2.wake_after_commit = on", planner.c_str()})
           PQclear(PQexec(c, setup));
         PQclear(PQprepare(c, "floor_append_one", append_one_text.c_str(), 0, nullptr));
         // One call first: a new backend compiles the plpgsql functions at their first call

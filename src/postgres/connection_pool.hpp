@@ -53,10 +53,27 @@ using PqConnection = pqxx::basic_connection_base<ConnectByDeadline>;
 
 // The planner settings of every connection of the store, part of its set-up: each statement is
 // planned once per connection (generic plans), reaching rows by index and TID scans whatever
-// the statistics say (docs/postgres-layout.md#plans). Tests explain statements under them.
-inline constexpr const char* kPlannerSettings =
-    "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; "
-    "SET enable_bitmapscan = off";
+// the statistics say (docs/postgres-layout.md#plans). Tests explain statements under them, and
+// the benchmark's connections without the library run with them.
+struct PlannerSetting {
+  std::string_view name;
+  std::string_view value;
+};
+inline constexpr PlannerSetting kPlannerSettings[] = {
+    {"plan_cache_mode", "force_generic_plan"},
+    {"enable_seqscan", "off"},
+    {"enable_bitmapscan", "off"},
+};
+
+// kPlannerSettings as one simple query of SETs.
+inline std::string planner_settings_sql() {
+  std::string out;
+  for (const auto& setting : kPlannerSettings) {
+    if (!out.empty()) out += "; ";
+    out.append("SET ").append(setting.name).append(" = ").append(setting.value);
+  }
+  return out;
+}
 
 // The most statements sql/ may hold (a connection's prepared set is a bitset).
 inline constexpr std::size_t kMaxStatements = 64;

@@ -200,7 +200,7 @@ TEST_CASE("find_work reads the index a2_work_due; idle sessions have no row",
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + f.schema + "\"");
-  tx.exec(a2::postgres::detail::kPlannerSettings);  // As the store plans it.
+  tx.exec(a2::postgres::detail::planner_settings_sql());  // As the store plans it.
   std::ifstream file(A2_FIND_WORK_SQL);
   std::stringstream text;
   text << file.rdbuf();

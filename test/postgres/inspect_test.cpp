@@ -23,7 +23,7 @@ TEST_CASE("list_sessions reads the primary key by skip scan, not every row", "[p
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + schema + "\"");
-  tx.exec(a2::postgres::detail::kPlannerSettings);  // As the store plans it.
+  tx.exec(a2::postgres::detail::planner_settings_sql());  // As the store plans it.
   // 200 sessions of 20 settled events each (4000 rows), inserted directly, statistics current.
   tx.exec(
       "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at, "
