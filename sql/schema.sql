@@ -534,6 +534,35 @@ begin
   perform a2_wake(s, true, true);
 end $$;
 
+-- Append groups: the requests of several callers of a2_append_one (each one unsettled event
+-- without cause, lane or origin) in one call, so one transaction (src/postgres/append_groups.hpp,
+-- docs/postgres-layout.md#append-groups). Parallel arrays in request order: sessions, the
+-- times of the requests (now_ms of each), ids, types, payloads (a jsonb array). Each request is a2_append_one's, in session order (ties in
+-- request order): sessions are locked in the order a2_sweep_work locks their a2_work rows, so two
+-- groups never wait for each other in a cycle. One row per request: k, its position (1-based),
+-- what a2_append_one returned for it, and r_wake, its own wake-ups (a2.wake is reset between
+-- requests). An error of any request rolls the whole group back; the store then sends each
+-- request alone.
+create or replace function a2_append_group(ss text[], nows bigint[], new_ids text[],
+                                           new_types text[], new_payloads jsonb,
+                                           out k integer, out r_index bigint,
+                                           out r_has_pending boolean, out r_wake text,
+                                           out r_events a2_events[])
+returns setof record
+language plpgsql as $$
+declare
+  cleared text;
+begin
+  for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
+    select one.r_index, one.r_has_pending, one.r_events
+      into r_index, r_has_pending, r_events
+      from a2_append_one(ss[k], nows[k], new_ids[k], new_types[k], new_payloads -> (k - 1)) one;
+    r_wake := current_setting('a2.wake', true);
+    cleared := set_config('a2.wake', '', true);
+    return next;
+  end loop;
+end $$;
+
 -- append. The batch is parallel arrays in batch order: ids, types, payloads (a jsonb array),
 -- cause indexes and attempts (null: no cause), lanes (null: none), settled, available_at (null:
 -- none; stored only when after now_ms). origin: the scheduled work's origin index or null.

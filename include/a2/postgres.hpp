@@ -40,6 +40,13 @@ struct Options {
   // was sent. Default: the command_timeout.
   std::optional<std::chrono::milliseconds> pool_acquire_timeout = std::nullopt;
   ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.
+  // Appends of one unsettled event without cause, lane or origin (the common case) written at
+  // once, at most: appends started meanwhile wait, and the next to go takes all of them in one
+  // call, one transaction and one round trip (docs/postgres-layout.md#append-groups). Each caller
+  // still gets its own answer; one whose group the server rejects sends its append alone. An
+  // append waits at most pool_acquire_timeout for its turn, then fails with Unavailable; nothing
+  // was sent. 0: every append is its own call. At most 64. Default 2.
+  std::size_t append_groups = 2;
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws

@@ -125,7 +125,14 @@ class ConnectionPool {
   // an a2::Error.
   template <class F>
   auto run(std::string_view op, F&& fn) -> decltype(fn(std::declval<Executor&>())) {
-    const auto deadline = std::chrono::steady_clock::now() + settings_.command_timeout;
+    return run_by(op, std::chrono::steady_clock::now() + settings_.command_timeout,
+                  std::forward<F>(fn));
+  }
+
+  // The same by a deadline of the caller's (an append group's: its members' earliest).
+  template <class F>
+  auto run_by(std::string_view op, a2::detail::SteadyTime deadline, F&& fn)
+      -> decltype(fn(std::declval<Executor&>())) {
     std::optional<Pool::Lease> lease;
     try {
       lease.emplace(pool_.acquire(op, deadline));

@@ -16,7 +16,9 @@
 #include "a2/detail/rows.hpp"
 #include "a2/embedded/sql_files.hpp"
 #include "a2/postgres.hpp"
+#include "postgres/append_groups.hpp"
 #include "postgres/calls/append.hpp"
+#include "postgres/calls/append_group.hpp"
 #include "postgres/calls/append_one.hpp"
 #include "postgres/calls/claim_available.hpp"
 #include "postgres/calls/clear.hpp"
@@ -61,6 +63,8 @@ std::string schema_mark(std::string_view schema_sql) {
 // statement_timeout is 0 (none).
 constexpr std::int64_t kCommandTimeoutMargin = 5000;
 constexpr std::int64_t kDefaultCommandTimeout = 35000;
+// The most append groups in flight (Options::append_groups).
+constexpr std::size_t kMaxAppendGroups = 64;
 
 bool plain_identifier(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
@@ -78,7 +82,17 @@ class PostgresStore final : public Store {
         wakes_(std::make_shared<WakeSender>(pool_)),
         notifier_(std::make_shared<Notifier>(pool_, wakes_)),
         safety_poll_(options.feed_safety_poll),
-        clear_event_type_(options.clear_event_type) {}
+        clear_event_type_(options.clear_event_type) {
+    if (options.append_groups > 0)
+      groups_ = std::make_unique<AppendGroups>(
+          options.append_groups, pool_->settings().pool_acquire_timeout,
+          [this](const calls::AppendOne& call, a2::detail::SteadyTime deadline) {
+            return append_alone(call, deadline);
+          },
+          [this](const calls::AppendGroup& call, a2::detail::SteadyTime deadline) {
+            return append_group(call, deadline);
+          });
+  }
 
   ~PostgresStore() override { close(); }
 
@@ -89,13 +103,15 @@ class PostgresStore final : public Store {
     // a2_append_one: the row is known here once its index is. When the id is already taken the
     // function answers as a2_append would (replay, or the foreign id's error), in the same call.
     // An available_at_ms not after now stores nothing, so such an event takes this path too.
+    // With append groups it may go in one call with other callers' (postgres/append_groups.hpp).
     const std::int64_t now = clock().now_ms();
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
         !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
-      bool wakes_feeds = false;
-      auto reply =
-          write("append", calls::AppendOne{s, now, *e.id, e.type, &e.payload}, &wakes_feeds);
+      const calls::AppendOne call{s, now, *e.id, e.type, &e.payload};
+      const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
+      auto [reply, wakes_feeds] =
+          groups_ ? groups_->append(call, deadline) : append_alone(call, deadline);
       if (!reply.index) {
         if (wakes_feeds) notifier_->appended(s, reply.replayed.events);
         return std::move(reply.replayed);
@@ -362,8 +378,16 @@ class PostgresStore final : public Store {
   // (Notifier::written_unhanded: clears).
   template <class Call>
   typename Call::Reply write(std::string_view op, const Call& call, bool* wakes_feeds = nullptr) {
+    return write_by(op, std::chrono::steady_clock::now() + pool_->settings().command_timeout, call,
+                    wakes_feeds);
+  }
+
+  // The same by a deadline of the caller's.
+  template <class Call>
+  typename Call::Reply write_by(std::string_view op, a2::detail::SteadyTime deadline,
+                                const Call& call, bool* wakes_feeds = nullptr) {
     wakes_->start();  // Connected before this process's first write that owes a wake-up.
-    return pool_->run(op, [&](Executor& x) {
+    return pool_->run_by(op, deadline, [&](Executor& x) {
       auto rows = call.exec(x);
       const std::string* unhanded = nullptr;  // The session whose feeds the caller wakes.
       if constexpr (requires { Call::kWakeColumn; }) {
@@ -393,6 +417,54 @@ class PostgresStore final : public Store {
         throw_unreadable_reply(op, e.what());
       }
     });
+  }
+
+  // An append of one event as its own call (a2_append_one).
+  AppendGroups::Answer append_alone(const calls::AppendOne& call, a2::detail::SteadyTime deadline) {
+    AppendGroups::Answer out;
+    out.reply = write_by("append", deadline, call, &out.wakes_feeds);
+    return out;
+  }
+
+  // The appends of an append group in one call (a2_append_group), as write_by() does for one:
+  // each request's wake-ups queued for the notifier, its feeds here left to its caller. When
+  // the server rejects the call (an SQL error: the transaction rolled back, nothing changed)
+  // it throws AppendGroups::RolledBack, so that each request goes alone and gets its own
+  // answer. Should the reply be unreadable after the call committed, every request's feeds
+  // here wake and read, and every caller hears outcome unknown.
+  std::vector<AppendGroups::Answer> append_group(const calls::AppendGroup& call,
+                                                 a2::detail::SteadyTime deadline) {
+    wakes_->start();
+    bool rejected = false;
+    try {
+      return pool_->run_by("append", deadline, [&](Executor& x) {
+        auto rows = [&] {
+          try {
+            return call.exec(x);
+          } catch (const pqxx::sql_error&) {
+            rejected = true;
+            throw;
+          }
+        }();
+        calls::AppendGroup::Reply parts;
+        try {
+          parts = call.decode(rows);
+        } catch (const std::exception& e) {
+          for (const calls::AppendOne* r : call.requests) notifier_->written_unhanded(r->session_id);
+          throw_unreadable_reply("append", e.what());
+        }
+        std::vector<AppendGroups::Answer> out;
+        out.reserve(parts.size());
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          wakes_->add(call.requests[i]->session_id, parts[i].wake);  // Everyone else's.
+          out.push_back({std::move(parts[i].reply), (parts[i].wake & kWakeFeeds) != 0});
+        }
+        return out;
+      });
+    } catch (const Error&) {
+      if (rejected) throw AppendGroups::RolledBack{};
+      throw;
+    }
   }
 
   // a2_complete_attempts, whose reply must hold one result per completion and the claim when
@@ -455,6 +527,7 @@ class PostgresStore final : public Store {
   std::shared_ptr<Notifier> notifier_;
   std::chrono::milliseconds safety_poll_;
   std::string clear_event_type_;
+  std::unique_ptr<AppendGroups> groups_;  // Null with append_groups = 0.
 };
 
 }  // namespace
@@ -464,6 +537,9 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 postgres open: schema " + a2::detail::quote_arg(options.schema) +
                           " must be a plain identifier: [a-z_][a-z0-9_]*, at most 63 bytes");
   if (options.pool_size < 1) throw InvalidArgument("a2 postgres open: pool_size must be >= 1");
+  if (options.append_groups > kMaxAppendGroups)
+    throw InvalidArgument("a2 postgres open: append_groups must be <= " +
+                          std::to_string(kMaxAppendGroups));
   a2::detail::check_clear_event_type("postgres open", options.clear_event_type);
   if (options.statement_timeout.count() < 0)
     throw InvalidArgument("a2 postgres open: statement_timeout must be >= 0");

@@ -25,11 +25,12 @@ constexpr auto kWarmUpTimeout = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-int wake_flags(const Result& rows, Result::size_type column) noexcept {
-  if (rows.empty() || column >= rows.columns() || rows[0][column].is_null()) return 0;
-  const char* text = rows[0][column].c_str();
+int wake_flags(const Result& rows, Result::size_type column, Result::size_type row) noexcept {
+  if (row < 0 || row >= rows.size() || column >= rows.columns() || rows[row][column].is_null())
+    return 0;
+  const char* text = rows[row][column].c_str();
   int flags = 0;
-  std::from_chars(text, text + rows[0][column].size(), flags);  // '' (none): stays 0.
+  std::from_chars(text, text + rows[row][column].size(), flags);  // '' (none): stays 0.
   return flags & (kWakeFeeds | kWakeWork);
 }
 

@@ -39,8 +39,9 @@ inline constexpr const char* kNotifierApplicationName = "a2 notifier";
 // (the server is unreachable) drops its wake-up.
 inline constexpr std::size_t kMaxPendingWakes = 100000;
 
-// The flags of the r_wake column `column` of a write's reply (0 when it names none).
-int wake_flags(const Result& rows, Result::size_type column) noexcept;
+// The flags of the r_wake column `column` of a write's reply, in its row `row` (0 when it names
+// none).
+int wake_flags(const Result& rows, Result::size_type column, Result::size_type row = 0) noexcept;
 
 // Thread-safe. The thread starts with the first start() or add() and connects at once, so that
 // the connection is up before the first wake-up is owed (a new connection takes a few round

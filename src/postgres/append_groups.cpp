@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+#include "postgres/append_groups.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "a2/errors.hpp"
+#include "a2/observe.hpp"
+
+namespace a2::postgres::detail {
+
+namespace {
+// Whether a failure shared by a group's members left their outcome unknown (their request
+// reached the server): then each counts the group's round trip as its own.
+bool outcome_unknown(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Unavailable& e) {
+    return e.outcome_unknown();
+  } catch (...) {
+    return false;
+  }
+}
+
+// A failure of its own for a member of a failed group: each thread throws an object nobody
+// else holds (made by the leader before the member wakes, from fresh strings).
+std::exception_ptr copy_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Unavailable& e) {
+    return std::make_exception_ptr(Unavailable(std::string(e.what()), e.outcome_unknown()));
+  } catch (const InvalidArgument& e) {
+    return std::make_exception_ptr(InvalidArgument(std::string(e.what())));
+  } catch (const PartialDuplicateBatch& e) {
+    return std::make_exception_ptr(PartialDuplicateBatch(std::string(e.what())));
+  } catch (const SupersededAttempt& e) {
+    return std::make_exception_ptr(SupersededAttempt(std::string(e.what())));
+  } catch (const SessionCleared& e) {
+    return std::make_exception_ptr(SessionCleared(std::string(e.what())));
+  } catch (const Error& e) {
+    return std::make_exception_ptr(Error(e.code(), std::string(e.what())));
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(Unavailable(std::string("a2 postgres append: ") + e.what()));
+  } catch (...) {
+    return std::make_exception_ptr(Unavailable("a2 postgres append: unknown failure"));
+  }
+}
+}  // namespace
+
+struct AppendGroups::Member {
+  enum class State {
+    queued,    // In the queue: a caller giving up takes it back, unsent.
+    leading,   // Handed the queue: writes the next group.
+    taken,     // In a group being written.
+    answered,  // `answer` holds its answer.
+    alone,     // The server rejected its group: it sends its request alone.
+    failed     // `error` is its group's failure.
+  };
+  Member(const calls::AppendOne* r, a2::detail::SteadyTime d) : request(r), deadline(d) {}
+  const calls::AppendOne* request;
+  a2::detail::SteadyTime deadline;
+  State state = State::queued;
+  bool sent = false;  // Its request reached the server in its group's call.
+  std::vector<Member*> group;  // When leading: itself first, then the members taken with it.
+  std::optional<Answer> answer;
+  std::exception_ptr error;
+  std::condition_variable changed;  // `state` left queued or taken.
+};
+
+AppendGroups::AppendGroups(std::size_t in_flight, std::chrono::milliseconds queue_timeout,
+                           WriteOne one, WriteGroup group)
+    : in_flight_limit_(in_flight == 0 ? 1 : in_flight),
+      queue_timeout_(queue_timeout),
+      one_(std::move(one)),
+      group_(std::move(group)) {}
+
+std::size_t AppendGroups::queued() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
+AppendGroups::Answer AppendGroups::append(const calls::AppendOne& request,
+                                          a2::detail::SteadyTime deadline) {
+  Member me(&request, deadline);
+  std::unique_lock lock(mutex_);
+  // A place is free only while nobody waits (a caller done with a queue hands it over).
+  if (in_flight_ < in_flight_limit_) {
+    ++in_flight_;
+    return lead(lock, me);
+  }
+  queue_.push_back(&me);
+  const auto wait_until = std::min(deadline, std::chrono::steady_clock::now() + queue_timeout_);
+  while (me.state == Member::State::queued) {
+    if (me.changed.wait_until(lock, wait_until) == std::cv_status::timeout &&
+        me.state == Member::State::queued) {
+      std::erase(queue_, &me);
+      throw Unavailable("a2 postgres append: no append group became free in time (" +
+                        std::to_string(in_flight_limit_) + " in flight); nothing was sent");
+    }
+  }
+  if (me.state == Member::State::leading) return lead(lock, me);
+  // Taken: the group's call ends by its deadline, the earliest of its members'.
+  while (me.state == Member::State::taken) me.changed.wait(lock);
+  lock.unlock();  // The leader no longer touches `me`.
+  if (me.sent) ++a2::detail::t_round_trips;  // The group's call was this request's too.
+  if (me.state == Member::State::answered) return std::move(*me.answer);
+  if (me.state == Member::State::failed) std::rethrow_exception(me.error);
+  return one_(request, deadline);  // alone
+}
+
+void AppendGroups::take_queue(Member& leader) {
+  leader.group.assign(1, &leader);
+  while (!queue_.empty() && leader.group.size() < kMaxGroup) {
+    Member* m = queue_.front();
+    queue_.pop_front();
+    m->state = Member::State::taken;
+    leader.group.push_back(m);
+  }
+}
+
+AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Member& me) {
+  if (me.group.empty()) take_queue(me);  // Else handed over with its group.
+  const std::vector<Member*> members = std::move(me.group);
+  lock.unlock();
+
+  std::vector<Answer> answers;
+  std::exception_ptr error;
+  bool alone = false;
+  if (members.size() == 1) {
+    try {
+      answers.push_back(one_(*me.request, me.deadline));
+    } catch (...) {
+      error = std::current_exception();
+    }
+  } else {
+    calls::AppendGroup call;
+    a2::detail::SteadyTime deadline = me.deadline;
+    for (const Member* m : members) {
+      call.requests.push_back(m->request);
+      deadline = std::min(deadline, m->deadline);
+    }
+    try {
+      answers = group_(call, deadline);
+      if (answers.size() != members.size())
+        throw std::logic_error("append group: " + std::to_string(answers.size()) +
+                               " answers for " + std::to_string(members.size()) + " requests");
+    } catch (const RolledBack&) {
+      alone = true;
+    } catch (const std::logic_error& e) {
+      error = std::make_exception_ptr(
+          Unavailable(std::string("a2 postgres append: outcome unknown: ") + e.what(), true));
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  const bool sent = alone || error == nullptr || outcome_unknown(error);
+
+  lock.lock();
+  for (std::size_t i = 1; i < members.size(); ++i) {
+    Member& m = *members[i];
+    m.sent = sent;
+    if (alone) {
+      m.state = Member::State::alone;
+    } else if (error != nullptr) {
+      m.error = copy_of(error);
+      m.state = Member::State::failed;
+    } else {
+      m.answer = std::move(answers[i]);
+      m.state = Member::State::answered;
+    }
+    m.changed.notify_one();  // Under the lock: the member may return (and go) once it sees it.
+  }
+  if (!queue_.empty()) {
+    // The longest waiter takes over this place in flight with the queue as its group, taken
+    // now: a place freed before it wakes finds the queue empty and is given up.
+    Member* next = queue_.front();
+    queue_.pop_front();
+    take_queue(*next);
+    next->state = Member::State::leading;
+    next->changed.notify_one();
+  } else {
+    --in_flight_;
+  }
+  lock.unlock();
+
+  if (alone) return one_(*me.request, me.deadline);
+  if (error != nullptr) std::rethrow_exception(error);
+  return std::move(answers[0]);
+}
+
+}  // namespace a2::postgres::detail

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Append groups (docs/postgres-layout.md#append-groups): the appends of one event
+// (calls::AppendOne, the common case) that callers start while `in_flight` appends are being
+// written wait in a queue, and the next one to go takes every queued request with it: one call of
+// a2_append_group, one transaction and one round trip for all of them. A caller that finds a
+// place free writes its own request at once (a2_append_one, as without groups), so a lone caller
+// pays nothing for the groups. Each caller still sees one round trip.
+//
+// Outcomes stay per request: each gets what a2_append_one would have answered it. When the
+// server rejects the group's call (an SQL error of any request, a deadlock, a timeout: the
+// transaction rolled back, nothing of it changed), each caller sends its request alone, in its
+// own thread, by its own deadline, and hears its own answer. A failure whose outcome is
+// unknown (the connection lost after sending, the deadline passed, an unreadable reply) is
+// every member's. A request waits in the queue at most `queue_timeout` and never past its
+// deadline, then fails unsent, as a call waiting for a pooled connection does; a group's call
+// runs by the earliest deadline of its members.
+//
+// Thread-safe. No thread of its own: the caller that goes first writes the group, and when it
+// is done hands the place in flight to the longest waiter, with every request queued then as
+// its group.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "common/pool.hpp"
+#include "postgres/calls/append_group.hpp"
+#include "postgres/calls/append_one.hpp"
+
+namespace a2::postgres::detail {
+
+class AppendGroups {
+ public:
+  // What a request got, and whether its caller hands the new events to its store's feeds
+  // (its write owes the feeds a wake-up: Notifier::appended).
+  struct Answer {
+    calls::AppendOne::Reply reply;
+    bool wakes_feeds = false;
+  };
+  // The server rejected a group's call: nothing of it changed (thrown by WriteGroup).
+  struct RolledBack {};
+  // Writes one request alone by the deadline. Throws a2::Error.
+  using WriteOne = std::function<Answer(const calls::AppendOne&, a2::detail::SteadyTime)>;
+  // Writes two or more requests in one call by the deadline: an Answer per request, in order.
+  // Throws RolledBack, or an a2::Error that is every request's.
+  using WriteGroup =
+      std::function<std::vector<Answer>(const calls::AppendGroup&, a2::detail::SteadyTime)>;
+
+  // The most requests in one group.
+  static constexpr std::size_t kMaxGroup = 32;
+
+  // `in_flight`: how many appends are written at once (at least 1).
+  AppendGroups(std::size_t in_flight, std::chrono::milliseconds queue_timeout, WriteOne one,
+               WriteGroup group);
+  AppendGroups(const AppendGroups&) = delete;
+  AppendGroups& operator=(const AppendGroups&) = delete;
+
+  // Writes `request`, alone or in a group, and returns its answer. Throws a2::Error
+  // (Unavailable "... nothing was sent" when it waited in the queue until its deadline or the
+  // queue timeout).
+  Answer append(const calls::AppendOne& request, a2::detail::SteadyTime deadline);
+
+  // How many requests wait in the queue now.
+  std::size_t queued() const;
+
+ private:
+  struct Member;
+  // Makes `leader` the first of a group and takes the queued requests (up to kMaxGroup) into
+  // it. mutex_ held.
+  void take_queue(Member& leader);
+  // Writes me's group (taking it first unless it was handed over with one), then hands the
+  // queue and the place in flight to the longest waiter. `lock` is held on entry, released on
+  // return; me's place in flight is counted.
+  Answer lead(std::unique_lock<std::mutex>& lock, Member& me);
+
+  const std::size_t in_flight_limit_;
+  const std::chrono::milliseconds queue_timeout_;
+  const WriteOne one_;
+  const WriteGroup group_;
+  mutable std::mutex mutex_;
+  std::size_t in_flight_ = 0;   // Callers writing now (a group's leader counts once).
+  std::deque<Member*> queue_;   // Waiting, oldest first; on their callers' stacks.
+};
+
+}  // namespace a2::postgres::detail

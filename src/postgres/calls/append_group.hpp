@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The typed caller of a2_append_group (sql/append_group.sql, sql/schema.sql): the requests of
+// several callers of a2_append_one in one call (postgres/append_groups.hpp).
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "a2/embedded/sql_files.hpp"
+#include "postgres/calls/append_one.hpp"
+#include "postgres/calls/params.hpp"
+#include "postgres/executor.hpp"
+#include "postgres/result.hpp"
+#include "postgres/rows.hpp"
+#include "postgres/wake_sender.hpp"
+
+namespace a2::postgres::detail::calls {
+
+struct AppendGroup {
+  static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kAppendGroup;
+  static constexpr Result::size_type kWakeColumn = 3;  // r_wake, per request's row.
+
+  std::vector<const AppendOne*> requests;  // Borrowed from their callers, waiting for the reply.
+
+  // What one request got: a2_append_one's reply and its wake-ups (kWakeFeeds | kWakeWork).
+  struct Part {
+    AppendOne::Reply reply;
+    int wake = 0;
+  };
+  using Reply = std::vector<Part>;  // In request order.
+
+  Result exec(Executor& x) const {
+    std::vector<std::string> sessions, ids, types;
+    std::vector<std::int64_t> nows;
+    std::vector<const Json*> payloads;
+    sessions.reserve(requests.size());
+    nows.reserve(requests.size());
+    ids.reserve(requests.size());
+    types.reserve(requests.size());
+    payloads.reserve(requests.size());
+    for (const AppendOne* r : requests) {
+      sessions.push_back(r->session_id);
+      nows.push_back(r->now_ms);
+      ids.push_back(r->id);
+      types.push_back(r->type);
+      payloads.push_back(r->payload);
+    }
+    return x.exec(kStatement, text_array(sessions), int_array(nows), text_array(ids),
+                  text_array(types), json_array(payloads));
+  }
+
+  // k, r_index, r_has_pending, r_wake, then the rows. Throws std::logic_error unless every
+  // request has exactly one part (its rows consecutive).
+  Reply decode(const Result& rows) const {
+    expect_columns(rows, 0, {"k", "r_index", "r_has_pending", "r_wake"});
+    Reply out(requests.size());
+    std::vector<bool> seen(requests.size(), false);
+    Result::size_type row = 0;
+    while (row < rows.size()) {
+      const auto k = rows[row][0].as<std::int64_t>();
+      if (k < 1 || k > static_cast<std::int64_t>(requests.size()) ||
+          seen[static_cast<std::size_t>(k - 1)])
+        throw std::logic_error("append_group: a reply part for request " + std::to_string(k) +
+                               " of " + std::to_string(requests.size()));
+      Result::size_type end = row + 1;
+      while (end < rows.size() && rows[end][0].as<std::int64_t>() == k) ++end;
+      Part& part = out[static_cast<std::size_t>(k - 1)];
+      seen[static_cast<std::size_t>(k - 1)] = true;
+      part.wake = wake_flags(rows, kWakeColumn, row);
+      if (!rows[row][1].is_null()) {
+        part.reply.index = rows[row][1].as<std::int64_t>();
+      } else {
+        part.reply.replayed =
+            AppendResult{stored_events_of(rows, 4, row, end), rows[row][2].as<bool>()};
+      }
+      row = end;
+    }
+    for (std::size_t i = 0; i < seen.size(); ++i)
+      if (!seen[i])
+        throw std::logic_error("append_group: no reply for request " + std::to_string(i + 1));
+    return out;
+  }
+};
+
+}  // namespace a2::postgres::detail::calls

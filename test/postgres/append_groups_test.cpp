@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+// Append groups (docs/postgres-layout.md#append-groups, docs/semantics.md#S220 to S224): appends
+// of one event started while `append_groups` appends are in flight wait, and go to the server
+// together in one call and one transaction; each caller still gets its own answer, in one
+// round trip, and a group the server rejects sends each request alone.
+//
+// A group is made deterministic by the session lock every append takes
+// (pg_advisory_xact_lock(hashtext(session))): a connection of the test holds it, the appends in
+// flight wait for it on the server, and the appends started then queue in the store.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <pqxx/pqxx>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2/observe.hpp"
+#include "a2/postgres.hpp"
+#include "schema_store.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace a2::postgres_test::append_groups_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kT0 = 2'000'000;
+// How far past its timeout a call may end on this (busy, shared) machine.
+constexpr auto kMargin = 750ms;
+
+std::string app_name() {
+  static std::atomic<int> n{0};
+  return "a2_groups_" + std::to_string(++n);
+}
+
+SchemaStore open_store(const std::string& app, a2::postgres::Options options = {}) {
+  return open_schema_store({.tag = "groups",
+                            .t0 = kT0,
+                            .connection = a2::test::PostgresServer::shared().connection() +
+                                          " application_name=" + app},
+                           std::move(options));
+}
+
+a2::NewEvent ev(const std::string& id, std::int64_t n = 0) {
+  a2::NewEvent e;
+  e.id = id;
+  e.type = "t";
+  e.payload = {{"n", n}};
+  return e;
+}
+
+// Holds the session lock of `session` (the one a2's writes take) on a connection of its own.
+class SessionLock {
+ public:
+  SessionLock(const std::string& connection, const std::string& session)
+      : conn_(connection), key_("hashtext(" + conn_.quote(session) + ")") {
+    pqxx::nontransaction(conn_).exec("select pg_advisory_lock(" + key_ + ")");
+  }
+  void release() {
+    if (held_) pqxx::nontransaction(conn_).exec("select pg_advisory_unlock(" + key_ + ")");
+    held_ = false;
+  }
+
+ private:
+  pqxx::connection conn_;
+  std::string key_;
+  bool held_ = true;
+};
+
+// Waits (at most 20 s) until `n` backends of connections named `app` wait for an advisory lock,
+// running a statement whose text holds `fragment`.
+void wait_for_lock_waiters(const std::string& connection, const std::string& app, int n,
+                           const std::string& fragment) {
+  pqxx::connection admin(connection);
+  pqxx::nontransaction tx(admin);
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  long long waiting = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    waiting = tx.exec1("select count(*) from pg_stat_activity where application_name = " +
+                       tx.quote(app) +
+                       " and wait_event_type = 'Lock' and wait_event = 'advisory'"
+                       " and query like '%' || " +
+                       tx.quote(fragment) + " || '%'")[0]
+                  .as<long long>();
+    if (waiting >= n) return;
+    std::this_thread::sleep_for(5ms);
+  }
+  FAIL("only " << waiting << " of " << n << " appends wait for the session lock");
+}
+
+// One append in a thread of its own: its answer or error, and the round trips it made.
+class Call {
+ public:
+  Call(a2::Store& store, std::string session, a2::NewEvent event)
+      : thread_([this, &store, session = std::move(session), event = std::move(event)] {
+          started_ = true;
+          const auto before = a2::detail::t_round_trips;
+          try {
+            result_ = store.append(session, {event});
+          } catch (const a2::Error& e) {
+            error_ = e.what();
+            code_ = e.code();
+            if (const auto* u = dynamic_cast<const a2::Unavailable*>(&e))
+              unknown_ = u->outcome_unknown();
+          }
+          round_trips_ = a2::detail::t_round_trips - before;
+          ended_ = std::chrono::steady_clock::now();
+        }) {}
+  ~Call() { join(); }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  bool started() const { return started_; }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // After join():
+  const std::optional<a2::AppendResult>& result() const { return result_; }
+  const std::string& error() const { return error_; }
+  a2::ErrorCode code() const { return code_; }
+  bool unknown() const { return unknown_; }
+  std::int64_t round_trips() const { return round_trips_; }
+  std::chrono::steady_clock::time_point ended() const { return ended_; }
+
+ private:
+  std::optional<a2::AppendResult> result_;
+  std::string error_;
+  a2::ErrorCode code_ = a2::ErrorCode::store_unavailable;
+  bool unknown_ = false;
+  std::int64_t round_trips_ = 0;
+  std::chrono::steady_clock::time_point ended_{};
+  std::atomic<bool> started_{false};
+  std::thread thread_;
+};
+
+// Starts `events` appends (session, event) in threads of their own once the store's places in
+// flight are taken, and returns once each has entered append() and had time to queue.
+std::vector<std::unique_ptr<Call>> queue_calls(
+    a2::Store& store, const std::vector<std::pair<std::string, a2::NewEvent>>& events) {
+  std::vector<std::unique_ptr<Call>> calls;
+  for (const auto& [session, event] : events)
+    calls.push_back(std::make_unique<Call>(store, session, event));
+  for (const auto& c : calls)
+    while (!c->started()) std::this_thread::sleep_for(1ms);
+  // From entering append() to the queue is a check of the request and a lock: nothing that
+  // waits. (The queue is the store's own; no server state shows it.)
+  std::this_thread::sleep_for(300ms);
+  return calls;
+}
+
+// The transaction ids (xmin) of the rows holding `ids`.
+std::set<std::string> writers_of(const SchemaStore& f, const std::vector<std::string>& ids) {
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "'" : ",'") + id + "'";
+  std::set<std::string> out;
+  for (const auto& row : sql(f, "select xmin::text from a2_events where event_id in (" + list + ")"))
+    out.insert(row[0].as<std::string>());
+  return out;
+}
+
+const std::size_t kInFlight = a2::postgres::Options{}.append_groups;
+
+// The default options: `kInFlight` appends on the blocked session `blocked`, each waiting on
+// the server for the lock the test holds.
+std::vector<std::unique_ptr<Call>> block_places(a2::Store& store, const SchemaStore& f,
+                                                const std::string& app,
+                                                const std::string& blocked) {
+  std::vector<std::unique_ptr<Call>> holders;
+  for (std::size_t i = 0; i < kInFlight; ++i)
+    holders.push_back(
+        std::make_unique<Call>(store, blocked, ev(blocked + "-hold-" + std::to_string(i))));
+  wait_for_lock_waiters(f.connection, app, static_cast<int>(kInFlight), "append_one");
+  return holders;
+}
+
+TEST_CASE("appends queued behind appends in flight go to the server in one call",
+          "[postgres][append_groups][S220]") {
+  const std::string app = app_name();
+  a2::postgres::Options options;
+  options.feed_safety_poll = 60s;  // A prompt wake of a feed is a wake-up, not its poll.
+  auto f = open_store(app, options);
+  REQUIRE(kInFlight == 2);
+  // Feeds of another store on the schema (another process, as far as wake-ups go: they learn
+  // of the group's events by NOTIFY) and of the store itself (handed the events).
+  auto other = a2::postgres::open(
+      {.connection = f.connection, .schema = f.schema, .feed_safety_poll = 60s});
+  auto warm = other->subscribe("warm", 0);
+  REQUIRE(warm->next(0ms).empty());
+  (void)f->append("warm", {ev("warm-1")});
+  REQUIRE(warm->next(5s).size() == 1);  // `other` listens.
+  auto theirs = other->subscribe("a", 0);
+  auto mine = f->subscribe("b", 0);
+  REQUIRE(theirs->next(0ms).empty());
+  REQUIRE(mine->next(0ms).empty());
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  // Five sessions, one of them twice: its two events take consecutive indexes.
+  std::vector<std::pair<std::string, a2::NewEvent>> requests = {
+      {"a", ev("a-1", 1)}, {"b", ev("b-1", 2)}, {"c", ev("c-1", 3)},
+      {"d", ev("d-1", 4)}, {"e", ev("e-1", 5)}, {"c", ev("c-2", 6)}};
+  auto calls = queue_calls(*f.store, requests);
+  lock.release();
+  for (auto& h : holders) h->join();
+  for (auto& c : calls) c->join();
+  std::vector<std::string> ids;
+  std::set<std::int64_t> c_indexes;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    INFO("request " << requests[i].second.id.value());
+    const Call& c = *calls[i];
+    REQUIRE(c.error() == "");
+    REQUIRE(c.result().has_value());
+    CHECK(c.round_trips() == 1);
+    REQUIRE(c.result()->events.size() == 1);
+    const auto& got = c.result()->events[0];
+    CHECK(c.result()->has_pending);
+    CHECK(got.id == requests[i].second.id.value());
+    CHECK(got.session_id == requests[i].first);
+    // The answer is the stored row.
+    const auto stored = f->read(requests[i].first);
+    bool found = false;
+    for (const auto& e : stored)
+      if (e.id == got.id) {
+        found = true;
+        CHECK(e.index == got.index);
+        CHECK(e.created_at == got.created_at);
+        CHECK(e.payload == got.payload);
+        CHECK(e.type == got.type);
+      }
+    CHECK(found);
+    if (requests[i].first == "c") c_indexes.insert(got.index);
+    ids.push_back(got.id);
+  }
+  CHECK(c_indexes == std::set<std::int64_t>{1, 2});
+  CHECK(f->read("c").size() == 2);
+  // One transaction wrote the queued appends: the next append in flight took them all.
+  CHECK(writers_of(f, ids).size() == 1);
+  for (auto& h : holders) CHECK(h->error() == "");
+  CHECK(f->read(blocked).size() == kInFlight);
+  // Each request's wake-ups: the other store's feed by NOTIFY, this store's at once.
+  CHECK(theirs->next(5s).size() == 1);
+  CHECK(mine->next(5s).size() == 1);
+}
+
+TEST_CASE("a replay in an append group is answered in the group's call",
+          "[postgres][append_groups][S221]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const auto original = f->append("r", {ev("r-1", 7)}).events.at(0);
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  auto calls = queue_calls(*f.store, {{"r", ev("r-1", 7)}, {"x", ev("x-1")}, {"y", ev("y-1")}});
+  lock.release();
+  for (auto& c : calls) c->join();
+  for (const auto& c : calls) {
+    REQUIRE(c->error() == "");
+    CHECK(c->round_trips() == 1);
+  }
+  const auto& replay = calls[0]->result()->events;
+  REQUIRE(replay.size() == 1);
+  CHECK(replay[0].index == original.index);
+  CHECK(replay[0].created_at == original.created_at);
+  CHECK(f->read("r").size() == 1);
+  CHECK(writers_of(f, {"x-1", "y-1"}).size() == 1);
+}
+
+TEST_CASE("when the server rejects an append group each request goes alone with its own answer",
+          "[postgres][append_groups][S222]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  (void)f->append("owner", {ev("taken")});
+  const auto original = f->append("r", {ev("r-1", 7)}).events.at(0);
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  // "taken" belongs to another session: its append fails, and alone it fails the same way.
+  auto calls = queue_calls(*f.store, {{"x", ev("x-1")},
+                                      {"thief", ev("taken")},
+                                      {"r", ev("r-1", 7)},
+                                      {"y", ev("y-1")}});
+  lock.release();
+  for (auto& c : calls) c->join();
+  for (const auto& c : calls) CHECK(c->round_trips() == 2);  // The group's, then its own.
+  CHECK(calls[1]->code() == a2::ErrorCode::partial_duplicate_batch);
+  CHECK(calls[1]->error().find("already belongs to another session") != std::string::npos);
+  CHECK_FALSE(calls[1]->result().has_value());
+  for (const std::size_t i : {0u, 2u, 3u}) {
+    INFO("request " << i);
+    CHECK(calls[i]->error() == "");
+    REQUIRE(calls[i]->result().has_value());
+  }
+  CHECK(calls[2]->result()->events.at(0).index == original.index);  // The replay.
+  CHECK(f->read("x").size() == 1);
+  CHECK(f->read("y").size() == 1);
+  CHECK(f->read("r").size() == 1);
+  CHECK(f->read("thief").empty());
+  CHECK(f->read("owner").size() == 1);
+}
+
+TEST_CASE("an append queued past pool_acquire_timeout fails with nothing sent",
+          "[postgres][append_groups][deadline][S223]") {
+  const std::string app = app_name();
+  a2::postgres::Options options;
+  options.pool_acquire_timeout = 300ms;
+  auto f = open_store(app, options);
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)f->append("late", {ev("late-1")});
+    FAIL("the append went past appends waiting for a lock");
+  } catch (const a2::Unavailable& e) {
+    INFO(e.what());
+    CHECK_FALSE(e.outcome_unknown());
+    CHECK(std::string(e.what()).find("nothing was sent") != std::string::npos);
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 250ms);
+  CHECK(took <= 300ms + kMargin);
+  lock.release();
+  for (auto& h : holders) {
+    h->join();
+    CHECK(h->error() == "");
+  }
+  CHECK(f->read("late").empty());
+  CHECK(f->append("late", {ev("late-2")}).events.at(0).index == 1);
+}
+
+TEST_CASE("an append group whose connection is lost fails every member, outcome unknown",
+          "[postgres][append_groups][S224]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const std::string blocked = f.schema + "-blocked";
+  const std::string blocked_too = f.schema + "-blocked-too";  // Before "q" and "w".
+  SessionLock first(f.connection, blocked);
+  SessionLock second(f.connection, blocked_too);
+  auto holders = block_places(*f.store, f, app, blocked);
+  auto calls = queue_calls(*f.store, {{blocked_too, ev("q-1")},
+                                      {"q", ev("q-2")},
+                                      {"w", ev("q-3")}});
+  // The appends in flight finish; the next takes the queue and waits for the second lock.
+  first.release();
+  for (auto& h : holders) h->join();
+  wait_for_lock_waiters(f.connection, app, 1, "append_group");
+  {
+    pqxx::connection admin(f.connection);
+    pqxx::nontransaction tx(admin);
+    tx.exec("select pg_terminate_backend(pid) from pg_stat_activity where application_name = " +
+            tx.quote(app) + " and query like '%append_group%' and wait_event = 'advisory'");
+  }
+  for (auto& c : calls) c->join();
+  for (const auto& c : calls) {
+    INFO(c->error());
+    CHECK_FALSE(c->result().has_value());
+    CHECK(c->code() == a2::ErrorCode::store_unavailable);
+    CHECK(c->unknown());
+    CHECK(c->round_trips() == 1);
+  }
+  second.release();
+  // The group's transaction ended with its backend: none of it was written.
+  CHECK(f->read(blocked_too).empty());
+  CHECK(f->read("q").empty());
+  CHECK(f->read("w").empty());
+  CHECK(f->append("q", {ev("q-4")}).events.at(0).index == 1);
+}
+
+// S220 under load, with the defaults users run with (pool_size 4, append_groups 2) and with
+// append_groups 1 and 0: many threads, their own sessions and one shared session.
+TEST_CASE("many threads appending through append groups keep every session dense",
+          "[postgres][append_groups][S220]") {
+  for (const std::size_t groups : {std::size_t{2}, std::size_t{1}, std::size_t{0}}) {
+    INFO("append_groups " << groups);
+    a2::postgres::Options options;
+    options.append_groups = groups;
+    auto f = open_store(app_name(), options);
+    constexpr int kThreads = 16;
+    constexpr int kPerThread = 40;
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(kThreads);
+    std::vector<std::vector<std::int64_t>> shared_indexes(kThreads);
+    std::vector<std::int64_t> round_trips(kThreads, 0);
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        const std::string own = "own-" + std::to_string(t);
+        try {
+          for (int i = 0; i < kPerThread; ++i) {
+            const auto before = a2::detail::t_round_trips;
+            const auto mine = f->append(own, {ev(own + "-" + std::to_string(i), i)});
+            const auto shared =
+                f->append("shared", {ev("shared-" + std::to_string(t) + "-" + std::to_string(i))});
+            round_trips[t] += a2::detail::t_round_trips - before;
+            if (mine.events.at(0).index != i + 1)
+              throw std::runtime_error(own + " got index " +
+                                       std::to_string(mine.events.at(0).index));
+            shared_indexes[t].push_back(shared.events.at(0).index);
+          }
+        } catch (const std::exception& e) {
+          failures[t] = e.what();
+        }
+      });
+    for (auto& th : threads) th.join();
+    std::set<std::int64_t> all;
+    for (int t = 0; t < kThreads; ++t) {
+      INFO("thread " << t);
+      REQUIRE(failures[t] == "");
+      CHECK(round_trips[t] == 2 * kPerThread);
+      for (std::size_t i = 1; i < shared_indexes[t].size(); ++i)
+        CHECK(shared_indexes[t][i] > shared_indexes[t][i - 1]);
+      all.insert(shared_indexes[t].begin(), shared_indexes[t].end());
+      const auto own = f->read("own-" + std::to_string(t));
+      REQUIRE(own.size() == kPerThread);
+      for (int i = 0; i < kPerThread; ++i) CHECK(own[i].index == i + 1);
+    }
+    const auto shared = f->read("shared");
+    REQUIRE(shared.size() == kThreads * kPerThread);
+    for (std::size_t i = 0; i < shared.size(); ++i) CHECK(shared[i].index == std::int64_t(i + 1));
+    CHECK(all.size() == shared.size());
+  }
+}
+
+}  // namespace
+}  // namespace a2::postgres_test::append_groups_test
