@@ -6,8 +6,8 @@
 //
 // --only runs only the named sections (comma-separated): operations (the operation and growth
 // tables), cycle (only the claim + complete blocks at 1 and 16 threads, when operations is not
-// run), find_work, statements, ceiling, wake, large_claim. The targets table shows the rows whose
-// inputs were measured.
+// run), find_work, statements, ceiling, groups, wake, large_claim. The targets table shows the
+// rows whose inputs were measured.
 //
 // Without --connection it starts its own scratch cluster (initdb + postgres on a free port,
 // socket in a temp dir, as user a2test when run as root) with pg_stat_statements loaded.
@@ -252,7 +252,8 @@ struct Sections {
   }
   static Sections parse(const std::string& list) {
     static const std::vector<std::string> known = {
-        "operations", "cycle", "find_work", "statements", "ceiling", "wake", "large_claim"};
+        "operations", "cycle", "find_work", "statements", "ceiling", "groups", "wake",
+        "large_claim"};
     Sections out;
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -261,8 +262,8 @@ struct Sections {
       std::string name = list.substr(start, end - start);
       if (std::find(known.begin(), known.end(), name) == known.end())
         throw std::runtime_error("--only: unknown section '" + name +
-                                 "' (operations, cycle, find_work, statements, ceiling, wake, "
-                                 "large_claim)");
+                                 "' (operations, cycle, find_work, statements, ceiling, groups, "
+                                 "wake, large_claim)");
       out.names.push_back(name);
       start = end + 1;
     }
@@ -446,7 +447,10 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         "Round trips/op are counted in the client: this program interposes libpq's "
         "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare`, `PQsendQuery`, "
         "`PQsendQueryPrepared` and `PQsendPrepare` (each sends one request, whose reply the "
-        "caller waits for) and counts the calls the store and libpqxx make. The server "
+        "caller waits for) and counts the calls the store and libpqxx make (with append "
+        "groups, `append_groups` = 2 the default, appends at 16 threads share calls, so there "
+        "it falls below one: each caller still makes one round trip, as Append groups at 16 "
+        "threads counts). The server "
         "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
         "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
         "their `total_exec_time` (the server-side functions' bodies included). All are deltas "
@@ -986,6 +990,78 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     a2::bench::LatencyRecorder latency;
   };
   std::vector<WakeRun> wake_runs;
+  // ---- Appends at 16 threads with the default append groups and with none. ----
+  // Interleaved rounds of append 1 on 16 sessions, on two stores on the schema whose only
+  // difference is append_groups; each counts its callers' round trips (observer).
+  if (sections.has("groups")) {
+    note("append groups at 16 threads");
+    struct Variant {
+      std::size_t groups;
+      std::shared_ptr<a2::bench::RoundTripCounter> counter;
+      std::unique_ptr<a2::Store> store;
+      a2::bench::Block append;
+      double callers_rt = 0;
+    };
+    std::vector<Variant> variants;
+    for (std::size_t g : {a2::postgres::Options{}.append_groups, std::size_t{0}}) {
+      Variant v{g, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}};
+      a2::postgres::Options o;
+      o.connection = connection;
+      o.schema = schema;
+      o.pool_size = kPool;
+      o.statement_timeout = std::chrono::milliseconds(60000);
+      o.append_groups = g;
+      o.observe.observer = v.counter;
+      v.store = a2::postgres::open(o);
+      // Every pooled connection prepares its statements before the blocks.
+      (void)meter.measure(16, a2::bench::Budget{args.ms(300), INT64_MAX},
+                          [&](int t, std::int64_t i) {
+                            (void)v.store->append("groups-warm-" + std::to_string(t),
+                                                  a2::bench::events(1, i, false));
+                          });
+      (void)v.counter->take();
+      variants.push_back(std::move(v));
+    }
+    constexpr int kRounds = 3;
+    a2::bench::Budget budget{args.ms(1000), INT64_MAX};
+    std::int64_t offset = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      for (auto& v : variants) {
+        v.append.merge(meter.measure(16, budget, [&](int t, std::int64_t i) {
+          (void)v.store->append("groups-" + std::to_string(v.groups) + "-" + std::to_string(t),
+                                a2::bench::events(1, offset + i, false));
+        }));
+        v.callers_rt += v.counter->take() / kRounds;
+      }
+      offset += 1000000;
+    }
+    Table table({"append_groups", "ops/s", "p50 µs", "p99 µs", "callers' round trips per call",
+                 "statements/op (server)", "server ms/op", "machine cores busy",
+                 "machine CPU µs/op"});
+    for (auto& v : variants) {
+      auto& b = v.append;
+      table.add({std::to_string(v.groups) +
+                     (v.groups == a2::postgres::Options{}.append_groups ? " (default)" : " (off)"),
+                 fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0),
+                 fmt(b.m.latency.p99_us(), 0), fmt(v.callers_rt, 2), fmt(b.per_op("statements"), 2),
+                 fmt(b.per_op("exec_ms"), 3), fmt(b.cores_busy(), 2),
+                 fmt(b.per_op("machine_cpu_s") * 1e6, 0)});
+    }
+    std::cout << "### Append groups at 16 threads\n\n"
+                 "16 threads appending one event each to a session of their own, on two stores "
+                 "that differ only in `append_groups`: the default, where appends started while "
+                 "that many are in flight wait and go together in the next call and transaction "
+                 "(docs/postgres-layout.md#append-groups), and 0, where each append is its own "
+                 "call (pool_size 16). "
+              << kRounds << " interleaved rounds of " << budget.duration.count()
+              << " ms per row, summed. Callers' round trips per call: counted by the client (an "
+                 "observer summing `OperationRecord::round_trips`); statements/op: top-level "
+                 "statements the server executed per append (below one when appends share "
+                 "calls); the other columns as in Operations.\n\n";
+    table.print();
+    for (auto& v : variants) v.store->close();
+  }
+
   if (sections.has("wake")) {
     auto other = a2::postgres::open({.connection = connection,
                                      .schema = schema,

@@ -406,26 +406,6 @@ std::vector<double> large_claim_floor(a2::Store& store, a2::bench::Meter& meter,
   return server_ms;
 }
 
-// Counts the round trips a store's callers make (OperationRecord::round_trips, the client's own
-// count): with multiplexed writes the server's read events per operation fall below one, as it
-// reads several callers' requests at once, while each caller still waits for one reply.
-class RoundTripCounter final : public a2::Observer {
- public:
-  void on_operation(const a2::OperationRecord& r) noexcept override {
-    ops_.fetch_add(1, std::memory_order_relaxed);
-    trips_.fetch_add(r.round_trips, std::memory_order_relaxed);
-  }
-  // Round trips per operation since the last take(); resets.
-  double take() {
-    const auto ops = ops_.exchange(0);
-    const auto trips = trips_.exchange(0);
-    return ops > 0 ? static_cast<double>(trips) / static_cast<double>(ops) : 0;
-  }
-
- private:
-  std::atomic<std::int64_t> ops_{0};
-  std::atomic<std::int64_t> trips_{0};
-};
 
 int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   auto on = [&](const std::string& section) { return only.empty() || only.count(section) > 0; };
@@ -1065,14 +1045,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     note("write connections at 16 threads");
     struct Variant {
       std::size_t connections;
-      std::shared_ptr<RoundTripCounter> counter;
+      std::shared_ptr<a2::bench::RoundTripCounter> counter;
       std::unique_ptr<a2::Store> store;
       a2::bench::Block append, cycle;
       double append_rt = 0, cycle_rt = 0;
     };
     std::vector<Variant> variants;
     for (std::size_t c : {a2::redis::Options{}.write_connections, std::size_t{0}}) {
-      Variant v{c, std::make_shared<RoundTripCounter>(), nullptr, {}, {}};
+      Variant v{c, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}, {}};
       auto o = options_for(prefix + "-wc" + std::to_string(c));
       o.write_connections = c;
       o.observe.observer = v.counter;

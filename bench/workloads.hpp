@@ -8,6 +8,8 @@
 //   - append 1 and claim + complete at 1k and 100k events of history and with 10k sessions.
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -17,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/observe.hpp"
 #include "a2/store.hpp"
 #include "bench_common.hpp"
 
@@ -96,6 +99,28 @@ struct CostColumn {
   std::string header;
   std::string key;
   int precision = 2;
+};
+
+// Counts the round trips a store's callers make (OperationRecord::round_trips, the client's own
+// count): with Redis's multiplexed writes and Postgres's append groups the server's requests per
+// operation fall below one, as several callers' requests travel together, while each caller
+// still waits for one reply.
+class RoundTripCounter final : public a2::Observer {
+ public:
+  void on_operation(const a2::OperationRecord& r) noexcept override {
+    ops_.fetch_add(1, std::memory_order_relaxed);
+    trips_.fetch_add(r.round_trips, std::memory_order_relaxed);
+  }
+  // Round trips per operation since the last take(); resets.
+  double take() {
+    const auto ops = ops_.exchange(0);
+    const auto trips = trips_.exchange(0);
+    return ops > 0 ? static_cast<double>(trips) / static_cast<double>(ops) : 0;
+  }
+
+ private:
+  std::atomic<std::int64_t> ops_{0};
+  std::atomic<std::int64_t> trips_{0};
 };
 
 inline Json payload(std::int64_t i) { return {{"n", i}, {"text", "benchmark event"}}; }
