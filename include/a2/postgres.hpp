@@ -45,8 +45,11 @@ struct Options {
   // call, one transaction and one round trip (docs/postgres-layout.md#append-groups). Each caller
   // still gets its own answer; one whose group the server rejects sends its append alone. An
   // append waits at most pool_acquire_timeout for its turn, then fails with Unavailable; nothing
-  // was sent. 0: every append is its own call. At most 64. Default 2.
-  std::size_t append_groups = 2;
+  // was sent. Default: pool_size, so only appends that would wait for a pooled connection go
+  // together; fewer than pool_size groups more under many threads (bench/RESULTS.md) and delays
+  // appends of a few threads that could have gone at once. 0: every append is its own call. At
+  // most 64.
+  std::optional<std::size_t> append_groups = std::nullopt;
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws

@@ -83,9 +83,10 @@ class PostgresStore final : public Store {
         notifier_(std::make_shared<Notifier>(pool_, wakes_)),
         safety_poll_(options.feed_safety_poll),
         clear_event_type_(options.clear_event_type) {
-    if (options.append_groups > 0)
+    const std::size_t in_flight = options.append_groups.value_or(options.pool_size);
+    if (in_flight > 0)
       groups_ = std::make_unique<AppendGroups>(
-          options.append_groups, pool_->settings().pool_acquire_timeout,
+          in_flight, pool_->settings().pool_acquire_timeout,
           [this](const calls::AppendOne& call, a2::detail::SteadyTime deadline) {
             return append_alone(call, deadline);
           },
@@ -537,7 +538,7 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 postgres open: schema " + a2::detail::quote_arg(options.schema) +
                           " must be a plain identifier: [a-z_][a-z0-9_]*, at most 63 bytes");
   if (options.pool_size < 1) throw InvalidArgument("a2 postgres open: pool_size must be >= 1");
-  if (options.append_groups > kMaxAppendGroups)
+  if (options.append_groups.value_or(0) > kMaxAppendGroups)
     throw InvalidArgument("a2 postgres open: append_groups must be <= " +
                           std::to_string(kMaxAppendGroups));
   a2::detail::check_clear_event_type("postgres open", options.clear_event_type);

@@ -163,7 +163,10 @@ std::set<std::string> writers_of(const SchemaStore& f, const std::vector<std::st
   return out;
 }
 
-const std::size_t kInFlight = a2::postgres::Options{}.append_groups;
+// The default: as many as the pool has connections, all of them taken by appends waiting on
+// the server.
+const std::size_t kInFlight =
+    a2::postgres::Options{}.append_groups.value_or(a2::postgres::Options{}.pool_size);
 
 // The default options: `kInFlight` appends on the blocked session `blocked`, each waiting on
 // the server for the lock the test holds.
@@ -184,7 +187,7 @@ TEST_CASE("appends queued behind appends in flight go to the server in one call"
   a2::postgres::Options options;
   options.feed_safety_poll = 60s;  // A prompt wake of a feed is a wake-up, not its poll.
   auto f = open_store(app, options);
-  REQUIRE(kInFlight == 2);
+  REQUIRE(kInFlight == 4);
   // Feeds of another store on the schema (another process, as far as wake-ups go: they learn
   // of the group's events by NOTIFY) and of the store itself (handed the events).
   auto other = a2::postgres::open(
@@ -371,12 +374,14 @@ TEST_CASE("an append group whose connection is lost fails every member, outcome 
   CHECK(f->append("q", {ev("q-4")}).events.at(0).index == 1);
 }
 
-// S220 under load, with the defaults users run with (pool_size 4, append_groups 2) and with
-// append_groups 1 and 0: many threads, their own sessions and one shared session.
+// S220 under load, with the defaults users run with (pool_size 4, append_groups the pool size)
+// and with append_groups 2, 1 and 0: many threads, their own sessions and one shared session.
 TEST_CASE("many threads appending through append groups keep every session dense",
           "[postgres][append_groups][S220]") {
-  for (const std::size_t groups : {std::size_t{2}, std::size_t{1}, std::size_t{0}}) {
-    INFO("append_groups " << groups);
+  for (const std::optional<std::size_t> groups :
+       {std::optional<std::size_t>{}, std::optional<std::size_t>{2},
+        std::optional<std::size_t>{1}, std::optional<std::size_t>{0}}) {
+    INFO("append_groups " << (groups ? std::to_string(*groups) : "default"));
     a2::postgres::Options options;
     options.append_groups = groups;
     auto f = open_store(app_name(), options);
