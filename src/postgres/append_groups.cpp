@@ -83,10 +83,26 @@ std::size_t AppendGroups::queued() const {
   return queue_.size();
 }
 
+namespace {
+constexpr const char* kClosed = "a2 postgres append: the store is closed; nothing was sent";
+}  // namespace
+
+void AppendGroups::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  for (Member* m : queue_) {
+    m->error = std::make_exception_ptr(Unavailable(kClosed));
+    m->state = Member::State::failed;
+    m->changed.notify_one();  // Under the lock, as everywhere.
+  }
+  queue_.clear();
+}
+
 AppendGroups::Answer AppendGroups::append(const calls::AppendOne& request,
                                           a2::detail::SteadyTime deadline) {
   Member me(&request, deadline);
   std::unique_lock lock(mutex_);
+  if (closed_) throw Unavailable(kClosed);
   // A place is free only while nobody waits (a caller done with a queue hands it over).
   if (in_flight_ < in_flight_limit_) {
     ++in_flight_;

@@ -15,7 +15,8 @@
 // unknown (the connection lost after sending, the deadline passed, an unreadable reply) is
 // every member's. A request waits in the queue at most `queue_timeout` and never past its
 // deadline, then fails unsent, as a call waiting for a pooled connection does; a group's call
-// runs by the earliest deadline of its members.
+// runs by the earliest deadline of its members. close() fails the queued requests at once,
+// unsent.
 //
 // Thread-safe. No thread of its own: the caller that goes first writes the group, and when it
 // is done hands the place in flight to the longest waiter, with every request queued then as
@@ -69,6 +70,10 @@ class AppendGroups {
   // How many requests wait in the queue now.
   std::size_t queued() const;
 
+  // Fails the queued requests at once (Unavailable "the store is closed", nothing sent); later
+  // append() calls fail so too. Groups in flight finish (by their deadlines). Idempotent.
+  void close();
+
  private:
   struct Member;
   // Makes `leader` the first of a group and takes the queued requests (up to kMaxGroup) into
@@ -85,6 +90,7 @@ class AppendGroups {
   const WriteGroup group_;
   mutable std::mutex mutex_;
   std::size_t in_flight_ = 0;   // Callers writing now (a group's leader counts once).
+  bool closed_ = false;
   std::deque<Member*> queue_;   // Waiting, oldest first; on their callers' stacks.
 };
 

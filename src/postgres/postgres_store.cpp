@@ -363,6 +363,7 @@ class PostgresStore final : public Store {
   }
 
   void do_close() override {
+    if (groups_) groups_->close();  // Queued appends fail at once, unsent.
     wakes_->stop();  // Sends what is queued first.
     notifier_->stop();
     pool_->close();

@@ -374,6 +374,33 @@ TEST_CASE("an append group whose connection is lost fails every member, outcome 
   CHECK(f->append("q", {ev("q-4")}).events.at(0).index == 1);
 }
 
+TEST_CASE("close() fails queued appends at once, nothing sent",
+          "[postgres][append_groups][S225]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const std::string blocked = f.schema + "-blocked";
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  auto calls = queue_calls(*f.store, {{"x", ev("x-1")}, {"y", ev("y-1")}, {"z", ev("z-1")}});
+  const auto closed_at = std::chrono::steady_clock::now();
+  f->close();
+  for (auto& c : calls) {
+    c->join();
+    INFO(c->error());
+    CHECK_FALSE(c->result().has_value());
+    CHECK(c->code() == a2::ErrorCode::store_unavailable);
+    CHECK_FALSE(c->unknown());
+    CHECK(c->error().find("closed") != std::string::npos);
+    CHECK(c->round_trips() == 0);
+    CHECK(c->ended() - closed_at < kMargin);
+  }
+  lock.release();
+  for (auto& h : holders) h->join();  // Sent before the close: they end by their deadlines.
+  auto rows = sql(f, "select count(*) from a2_events where session_id in ('x', 'y', 'z')");
+  CHECK(rows[0][0].as<long long>() == 0);
+  CHECK_THROWS_AS(f->append("x", {ev("x-2")}), a2::Unavailable);
+}
+
 // S220 under load, with the defaults users run with (pool_size 4, append_groups the pool size)
 // and with append_groups 2, 1 and 0: many threads, their own sessions and one shared session.
 TEST_CASE("many threads appending through append groups keep every session dense",
