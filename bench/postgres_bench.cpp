@@ -1001,23 +1001,26 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   if (sections.has("groups")) {
     note("append groups at 16 threads");
     struct Variant {
+      std::size_t pool;
       std::optional<std::size_t> groups;  // Unset: the default (pool_size).
       std::shared_ptr<a2::bench::RoundTripCounter> counter;
       std::unique_ptr<a2::Store> store;
       a2::bench::Block append;
       double callers_rt = 0;
     };
+    const std::size_t default_pool = a2::postgres::Options{}.pool_size;
     std::vector<Variant> variants;
-    for (std::optional<std::size_t> g :
-         {std::optional<std::size_t>{kAppendGroups}, std::optional<std::size_t>{},
-          std::optional<std::size_t>{0}}) {
-      Variant v{g, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}};
+    for (const auto& [pool, groups] :
+         std::vector<std::pair<std::size_t, std::optional<std::size_t>>>{
+             {kPool, kAppendGroups}, {kPool, std::nullopt}, {kPool, 0},
+             {default_pool, std::nullopt}, {default_pool, 0}}) {
+      Variant v{pool, groups, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}};
       a2::postgres::Options o;
       o.connection = connection;
       o.schema = schema;
-      o.pool_size = kPool;
+      o.pool_size = pool;
       o.statement_timeout = std::chrono::milliseconds(60000);
-      o.append_groups = g;
+      o.append_groups = groups;
       o.observe.observer = v.counter;
       v.store = a2::postgres::open(o);
       // Every pooled connection prepares its statements before the blocks.
@@ -1033,22 +1036,23 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     a2::bench::Budget budget{args.ms(1000), INT64_MAX};
     std::int64_t offset = 0;
     for (int round = 0; round < kRounds; ++round) {
-      for (auto& v : variants) {
+      for (std::size_t n = 0; n < variants.size(); ++n) {
+        auto& v = variants[n];
         v.append.merge(meter.measure(16, budget, [&](int t, std::int64_t i) {
-          (void)v.store->append("groups-" + (v.groups ? std::to_string(*v.groups) : "d") +
-                                    "-" + std::to_string(t),
+          (void)v.store->append("groups-" + std::to_string(n) + "-" + std::to_string(t),
                                 a2::bench::events(1, offset + i, false));
         }));
         v.callers_rt += v.counter->take() / kRounds;
       }
       offset += 1000000;
     }
-    Table table({"append_groups", "ops/s", "p50 µs", "p99 µs", "callers' round trips per call",
-                 "statements/op (server)", "server ms/op", "machine cores busy",
-                 "machine CPU µs/op"});
+    Table table({"pool_size", "append_groups", "ops/s", "p50 µs", "p99 µs",
+                 "callers' round trips per call", "statements/op (server)", "server ms/op",
+                 "machine cores busy", "machine CPU µs/op"});
     for (auto& v : variants) {
       auto& b = v.append;
-      table.add({!v.groups        ? "default (pool_size, " + std::to_string(kPool) + ")"
+      table.add({std::to_string(v.pool) + (v.pool == default_pool ? " (default)" : ""),
+                 !v.groups        ? "default (" + std::to_string(v.pool) + ")"
                  : *v.groups == 0 ? std::string("0 (off)")
                                   : std::to_string(*v.groups) + " (the suite's)",
                  fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0),
@@ -1057,12 +1061,14 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  fmt(b.per_op("machine_cpu_s") * 1e6, 0)});
     }
     std::cout << "### Append groups at 16 threads\n\n"
-                 "16 threads appending one event each to a session of their own, on three "
-                 "stores (pool_size 16) that differ only in `append_groups`: 2, as the suite's "
-                 "store, where appends started while two are in flight wait and go together in "
-                 "the next call and transaction (docs/postgres-layout.md#append-groups); the "
-                 "default, the pool size, where 16 threads never wait for a place; and 0, where "
-                 "each append is its own call. "
+                 "16 threads appending one event each to a session of their own, on stores that "
+                 "differ only in `pool_size` and `append_groups`: with the suite's pool of "
+                 << kPool << ", 2 as the suite's store (appends started while two are in flight "
+                 "wait and go together in the next call and transaction, "
+                 "docs/postgres-layout.md#append-groups), the default (the pool size: 16 threads "
+                 "never wait for a place, so nothing is grouped) and 0 (each append its own "
+                 "call); with the default pool, the default (appends that would wait for a "
+                 "pooled connection go together instead) and 0. "
               << kRounds << " interleaved rounds of " << budget.duration.count()
               << " ms per row, summed. Callers' round trips per call: counted by the client (an "
                  "observer summing `OperationRecord::round_trips`); statements/op: top-level "
