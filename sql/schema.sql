@@ -551,12 +551,16 @@ create or replace function a2_append_group(ss text[], nows bigint[], new_ids tex
 returns setof record
 language plpgsql as $$
 declare
+  one record;
   cleared text;
 begin
   for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
-    select one.r_index, one.r_has_pending, one.r_events
-      into r_index, r_has_pending, r_events
-      from a2_append_one(ss[k], nows[k], new_ids[k], new_types[k], new_payloads -> (k - 1)) one;
+    -- An assignment, not `select ... into ... from a2_append_one(...)`: no query (executor
+    -- start, function scan) per request, about 3 µs of its ~45 less (pgbench, 6 pairs).
+    one := a2_append_one(ss[k], nows[k], new_ids[k], new_types[k], new_payloads -> (k - 1));
+    r_index := one.r_index;
+    r_has_pending := one.r_has_pending;
+    r_events := one.r_events;
     r_wake := current_setting('a2.wake', true);
     cleared := set_config('a2.wake', '', true);
     return next;
