@@ -401,6 +401,103 @@ TEST_CASE("close() fails queued appends at once, nothing sent",
   CHECK_THROWS_AS(f->append("x", {ev("x-2")}), a2::Unavailable);
 }
 
+// Grouped appends beside the other writes of the same sessions: a group holds the session locks
+// of its requests until it commits, and claims, completions and clears take those locks and
+// their rows in their own orders (docs/postgres-layout.md#locking). With the defaults, appender
+// threads (their appends grouped) race workers claiming and completing on the same sessions
+// and a thread clearing one of them: every call answers (no deadlock surfaces as
+// store_unavailable), every acknowledged event is stored, and every session stays dense.
+TEST_CASE("appends in groups beside claims, completions and clears of the same sessions",
+          "[postgres][append_groups][S220]") {
+  auto f = open_store(app_name());
+  constexpr int kSessions = 4;
+  constexpr int kAppenders = 8;
+  constexpr int kPerAppender = 40;
+  constexpr int kWorkers = 3;
+  auto session = [](int k) { return "m" + std::to_string(k); };
+  std::vector<std::string> failures(kAppenders + kWorkers + 1);
+  std::vector<std::vector<std::string>> acknowledged(kAppenders + kWorkers);
+  std::atomic<int> appenders_left{kAppenders};
+  std::atomic<int> completed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kAppenders; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < kPerAppender; ++i) {
+          const std::string id = "a" + std::to_string(t) + "-" + std::to_string(i);
+          (void)f->append(session((t + i) % kSessions), {ev(id, i)});
+          acknowledged[t].push_back(id);
+        }
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+      --appenders_left;
+    });
+  for (int w = 0; w < kWorkers; ++w)
+    threads.emplace_back([&, w] {
+      const int slot = kAppenders + w;
+      try {
+        for (int round = 0; appenders_left > 0 || round < 20; ++round) {
+          const std::string s = session((w + round) % kSessions);
+          auto claim = f->claim_available(
+              {.session_id = s, .holder = "w" + std::to_string(w), .ttl_ms = 60000});
+          for (const auto& e : claim.events) {
+            const std::string child = "c" + std::to_string(w) + "-" + std::to_string(round) +
+                                      "-" + std::to_string(e.index);
+            auto done = f->complete_attempt(
+                {.session_id = s,
+                 .index = e.index,
+                 .attempt = e.attempt_count,
+                 .events = {{child, "t", nullptr, std::nullopt, true, std::nullopt}}});
+            if (done.verdict == a2::CompleteVerdict::completed) {
+              acknowledged[slot].push_back(child);
+              ++completed;
+            }
+          }
+        }
+      } catch (const std::exception& e) {
+        failures[slot] = e.what();
+      }
+    });
+  threads.emplace_back([&] {
+    try {
+      while (appenders_left > kAppenders / 2) std::this_thread::sleep_for(1ms);
+      (void)f->clear({.session_id = session(kSessions - 1)});
+    } catch (const std::exception& e) {
+      failures.back() = e.what();
+    }
+  });
+  for (auto& th : threads) th.join();
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    INFO("thread " << i);
+    CHECK(failures[i] == "");
+  }
+  CHECK(completed > 0);
+  // Every session dense from 1 (cleared lifetimes stay until reclaimed); every acknowledged
+  // event stored once.
+  for (const auto& row : sql(f, "select session_id, count(*), min(idx), max(idx) from a2_events "
+                                "group by session_id")) {
+    INFO(row[0].c_str());
+    CHECK(row[2].as<long long>() == 1);
+    CHECK(row[3].as<long long>() == row[1].as<long long>());
+  }
+  std::size_t total = 0;
+  for (const auto& ids : acknowledged) {
+    total += ids.size();
+    std::string list;
+    for (const auto& id : ids) list += (list.empty() ? "'" : ",'") + id + "'";
+    if (list.empty()) continue;
+    CHECK(sql(f, "select count(*) from a2_events where event_id in (" + list + ")")[0][0]
+              .as<std::size_t>() == ids.size());
+  }
+  CHECK(total >= static_cast<std::size_t>(kAppenders * kPerAppender));
+  // Appends went in groups: fewer transactions wrote them than there were appends.
+  std::vector<std::string> appended;
+  for (int t = 0; t < kAppenders; ++t)
+    appended.insert(appended.end(), acknowledged[t].begin(), acknowledged[t].end());
+  CHECK(writers_of(f, appended).size() < appended.size());
+}
+
 // S220 under load, with the defaults users run with (pool_size 4, append_groups the pool size)
 // and with append_groups 2, 1 and 0: many threads, their own sessions and one shared session.
 TEST_CASE("many threads appending through append groups keep every session dense",
