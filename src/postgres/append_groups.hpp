@@ -11,9 +11,10 @@
 // Outcomes stay per request: each gets what a2_append_one would have answered it. When the
 // server rejects the group's call (an SQL error of any request, a deadlock, a timeout: the
 // transaction rolled back, nothing of it changed), each caller sends its request alone, in its
-// own thread, by its own deadline, and hears its own answer. A failure whose outcome is
-// unknown (the connection lost after sending, the deadline passed, an unreadable reply) is
-// every member's. A request waits in the queue at most `queue_timeout` and never past its
+// own thread, by its own deadline, and hears its own answer. Any other failure is every
+// member's: outcome unknown when the call may have run (the connection lost after sending, the
+// deadline passed, an unreadable reply), nothing sent otherwise (no pooled connection in time,
+// the store closed). A request waits in the queue at most `queue_timeout` and never past its
 // deadline, then fails unsent, as a call waiting for a pooled connection does; a group's call
 // runs by the earliest deadline of its members. close() fails the queued requests at once,
 // unsent.
