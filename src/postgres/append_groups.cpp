@@ -160,15 +160,9 @@ AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Memb
       deadline = std::min(deadline, m->deadline);
     }
     try {
-      answers = group_(call, deadline);
-      if (answers.size() != members.size())
-        throw std::logic_error("append group: " + std::to_string(answers.size()) +
-                               " answers for " + std::to_string(members.size()) + " requests");
+      answers = group_(call, deadline);  // One per request (its decode checks).
     } catch (const RolledBack&) {
       alone = true;
-    } catch (const std::logic_error& e) {
-      error = std::make_exception_ptr(
-          Unavailable(std::string("a2 postgres append: outcome unknown: ") + e.what(), true));
     } catch (...) {
       error = std::current_exception();
     }

@@ -153,13 +153,19 @@ std::vector<std::unique_ptr<Call>> queue_calls(
   return calls;
 }
 
-// The transaction ids (xmin) of the rows holding `ids`.
-std::set<std::string> writers_of(const SchemaStore& f, const std::vector<std::string>& ids) {
+// The rows of a2_events holding one of `ids` (the tests' ids need no quoting), with `columns`.
+pqxx::result rows_holding(const SchemaStore& f, const std::vector<std::string>& ids,
+                          const std::string& columns) {
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "'" : ",'") + id + "'";
+  if (list.empty()) list = "null";
+  return sql(f, "select " + columns + " from a2_events where event_id in (" + list + ")");
+}
+
+// The transaction ids (xmin) of the rows holding `ids`.
+std::set<std::string> writers_of(const SchemaStore& f, const std::vector<std::string>& ids) {
   std::set<std::string> out;
-  for (const auto& row : sql(f, "select xmin::text from a2_events where event_id in (" + list + ")"))
-    out.insert(row[0].as<std::string>());
+  for (const auto& row : rows_holding(f, ids, "xmin::text")) out.insert(row[0].as<std::string>());
   return out;
 }
 
@@ -484,11 +490,7 @@ TEST_CASE("appends in groups beside claims, completions and clears of the same s
   std::size_t total = 0;
   for (const auto& ids : acknowledged) {
     total += ids.size();
-    std::string list;
-    for (const auto& id : ids) list += (list.empty() ? "'" : ",'") + id + "'";
-    if (list.empty()) continue;
-    CHECK(sql(f, "select count(*) from a2_events where event_id in (" + list + ")")[0][0]
-              .as<std::size_t>() == ids.size());
+    CHECK(rows_holding(f, ids, "count(*)")[0][0].as<std::size_t>() == ids.size());
   }
   CHECK(total >= static_cast<std::size_t>(kAppenders * kPerAppender));
   // Appends went in groups: fewer transactions wrote them than there were appends.
