@@ -497,6 +497,25 @@ begin
   perform a2_lane_pass(s, l, ci);
 end $$;
 
+-- The rows of a2_events as one JSON text: an array with one array per row, the stored-event
+-- columns of src/postgres/rows.hpp in their order (payload, cause and returned_event_ids as
+-- their text, so the client parses them as it parses those columns). The statements of the
+-- one-event appends (append_one, append_group) return a replay's rows so, in one column
+-- r_rows, instead of unnesting them into 22 columns that every fresh append would carry empty:
+-- libpq describes a statement's result columns on every call, so each column costs every call
+-- (docs/postgres-layout.md#calling-convention). Strict: null (no rows) without running.
+create or replace function a2_events_json(rows a2_events[]) returns text
+language sql immutable strict as $$
+  select json_agg(json_build_array(
+           e.session_id, e.idx, e.event_id, e.event_type, e.payload::text, e.created_at,
+           e.cause::text, e.lane, e.processed_at, e.processed_by_attempt,
+           e.returned_event_ids::text, e.first_claimed_at, e.last_claimed_at, e.attempt_count,
+           e.claim_holder, e.claim_expires_at, e.failure_count, e.last_failed_at,
+           e.last_failed_attempt, e.last_error, e.failed_at, e.available_at)
+           order by e.ordinality)::text
+    from unnest(rows) with ordinality e
+$$;
+
 -- append, the common case: one unsettled event without cause, lane or origin. Its only possible
 -- verdicts are ok and, when a row already holds the id, replay or foreign, so one statement
 -- after the session lock does it: the head, the insert, and the id check as `on conflict

@@ -18,37 +18,74 @@ class Cells {
   Cells(const Result::Row& row, Result::size_type first) : row_(row), first_(first) {}
 
   Result::Field operator[](Result::size_type k) const { return row_[first_ + k]; }
+  bool null(Result::size_type k) const { return (*this)[k].is_null(); }
   std::string_view text(Result::size_type k) const { return (*this)[k].view(); }
-  std::string string(Result::size_type k) const { return std::string(text(k)); }
-  void assign(Result::size_type k, std::string& to) const { to.assign(text(k)); }
   std::int64_t integer(Result::size_type k) const { return (*this)[k].as<std::int64_t>(); }
-  std::optional<std::int64_t> opt_integer(Result::size_type k) const {
-    if ((*this)[k].is_null()) return std::nullopt;
-    return integer(k);
-  }
-  void assign_opt(Result::size_type k, std::optional<std::string>& to) const {
-    if ((*this)[k].is_null())
-      to.reset();
-    else
-      to.emplace(text(k));
-  }
-  // Parsed once, straight from the cell's text; SQL null is JSON null.
-  Json json(Result::size_type k) const {
-    if ((*this)[k].is_null()) return Json();
-    return a2::detail::parse_stored_json(text(k));
-  }
 
  private:
   Result::Row row_;
   Result::size_type first_;
 };
 
-void fill_event(Cells& c, Event& e) {
-  c.assign(0, e.session_id);
+// The same cells from one row of a write statement's r_rows (a2_events_json, schema.sql): a
+// JSON array of the stored-event columns in order, text columns (the JSON ones as their text)
+// as strings, integers as numbers, SQL null as null. Anything else throws std::logic_error.
+class JsonCells {
+ public:
+  explicit JsonCells(const Json& row) : row_(row) {
+    if (!row_.is_array() || row_.size() != kStoredColumns.size())
+      throw std::logic_error("r_rows: a row is not an array of the " +
+                             std::to_string(kStoredColumns.size()) + " stored-event columns");
+  }
+
+  bool null(Result::size_type k) const { return cell(k).is_null(); }
+  std::string_view text(Result::size_type k) const {
+    const Json& v = cell(k);
+    if (!v.is_string()) throw std::logic_error(wrong(k, "a string"));
+    return v.get_ref<const std::string&>();
+  }
+  std::int64_t integer(Result::size_type k) const {
+    const Json& v = cell(k);
+    if (!v.is_number_integer()) throw std::logic_error(wrong(k, "an integer"));
+    return v.get<std::int64_t>();
+  }
+
+ private:
+  const Json& cell(Result::size_type k) const { return row_[static_cast<std::size_t>(k)]; }
+  static std::string wrong(Result::size_type k, const char* what) {
+    return "r_rows: column '" + std::string(kStoredColumns[static_cast<std::size_t>(k)]) +
+           "' is not " + what;
+  }
+  const Json& row_;
+};
+
+// What both cell sources read alike.
+template <class C>
+std::optional<std::int64_t> opt_integer(const C& c, Result::size_type k) {
+  if (c.null(k)) return std::nullopt;
+  return c.integer(k);
+}
+template <class C>
+void assign_opt(const C& c, Result::size_type k, std::optional<std::string>& to) {
+  if (c.null(k))
+    to.reset();
+  else
+    to.emplace(c.text(k));
+}
+// Parsed once, straight from the cell's text; SQL null is JSON null.
+template <class C>
+Json json(const C& c, Result::size_type k) {
+  if (c.null(k)) return Json();
+  return a2::detail::parse_stored_json(c.text(k));
+}
+
+template <class C>
+void fill_event(const C& c, Event& e) {
+  e.session_id.assign(c.text(0));
   e.index = c.integer(1);
-  c.assign(2, e.id);
-  c.assign(3, e.type);
-  e.payload = c.json(4);
+  e.id.assign(c.text(2));
+  e.type.assign(c.text(3));
+  e.payload = json(c, 4);
   e.created_at = c.integer(5);
 }
 
@@ -92,11 +129,11 @@ Event event_from_row(const Result::Row& row, Result::size_type first) {
 SerializedEvent serialized_from_row(const Result::Row& row, Result::size_type first) {
   Cells c(row, first);
   SerializedEvent e;
-  e.session_id = c.string(0);
+  e.session_id.assign(c.text(0));
   e.index = c.integer(1);
-  e.id = c.string(2);
-  e.type = c.string(3);
-  e.payload_json = c[4].is_null() ? "null" : c.string(4);
+  e.id.assign(c.text(2));
+  e.type.assign(c.text(3));
+  e.payload_json.assign(c.null(4) ? std::string_view("null") : c.text(4));
   e.created_at = c.integer(5);
   return e;
 }
@@ -104,30 +141,32 @@ SerializedEvent serialized_from_row(const Result::Row& row, Result::size_type fi
 namespace {
 
 // Fills a fresh StoredEvent in place (the caller's vector slot: no move of the whole event).
-void fill_stored(Cells& c, StoredEvent& e) {
+template <class C>
+void fill_stored(const C& c, StoredEvent& e) {
   fill_event(c, e);
-  if (!c[6].is_null()) {
+  if (!c.null(6)) {
     const Json cause = a2::detail::parse_stored_json(c.text(6));
     e.cause =
         EventCause{cause.at("index").get<std::int64_t>(), cause.at("attempt").get<std::int64_t>()};
   }
-  c.assign_opt(7, e.lane);
-  e.processed_at = c.opt_integer(8);
-  e.processed_by_attempt = c.opt_integer(9);
-  if (!c[10].is_null())
-    e.returned_event_ids =
-        a2::detail::parse_stored_json(c.text(10)).get<std::vector<std::string>>();
-  e.first_claimed_at = c.opt_integer(11);
-  e.last_claimed_at = c.opt_integer(12);
+  assign_opt(c, 7, e.lane);
+  e.processed_at = opt_integer(c, 8);
+  e.processed_by_attempt = opt_integer(c, 9);
+  if (!c.null(10)) {
+    const Json ids = a2::detail::parse_stored_json(c.text(10));
+    e.returned_event_ids = ids.get<std::vector<std::string>>();
+  }
+  e.first_claimed_at = opt_integer(c, 11);
+  e.last_claimed_at = opt_integer(c, 12);
   e.attempt_count = c.integer(13);
-  c.assign_opt(14, e.claim_holder);
-  e.claim_expires_at = c.opt_integer(15);
+  assign_opt(c, 14, e.claim_holder);
+  e.claim_expires_at = opt_integer(c, 15);
   e.failure_count = c.integer(16);
-  e.last_failed_at = c.opt_integer(17);
-  e.last_failed_attempt = c.opt_integer(18);
-  c.assign_opt(19, e.last_error);
-  e.failed_at = c.opt_integer(20);
-  e.available_at = c.opt_integer(21);
+  e.last_failed_at = opt_integer(c, 17);
+  e.last_failed_attempt = opt_integer(c, 18);
+  assign_opt(c, 19, e.last_error);
+  e.failed_at = opt_integer(c, 20);
+  e.available_at = opt_integer(c, 21);
 }
 
 }  // namespace
@@ -152,7 +191,7 @@ void EventRows<T>::add(const Result& rows, Result::size_type begin, Result::size
   for (auto r = begin; r < end; ++r) {
     Cells c(rows.at(r), first_);
     if constexpr (kStored) {
-      if (!c[1].is_null()) fill_stored(c, out_.emplace_back());
+      if (!c.null(1)) fill_stored(c, out_.emplace_back());
     } else {
       fill_event(c, out_.emplace_back());
     }
@@ -179,6 +218,16 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
   out.reserve(static_cast<std::size_t>(end - begin));
   out.add(rows, begin, end);
   return out.take();
+}
+
+std::vector<StoredEvent> stored_events_of_json(const Result::Field& rows) {
+  std::vector<StoredEvent> out;
+  if (rows.is_null()) return out;
+  const Json all = a2::detail::parse_stored_json(rows.view());
+  if (!all.is_array()) throw std::logic_error("r_rows is not a JSON array");
+  out.reserve(all.size());
+  for (const Json& row : all) fill_stored(JsonCells(row), out.emplace_back());
+  return out;
 }
 
 }  // namespace a2::postgres::detail

@@ -4,8 +4,10 @@
 // The one decoding of event rows. Every statement that returns events (the reads of sql/, and
 // the write statements, which unnest the a2_events[] their function returns) selects the
 // columns below in this order, payload, cause and returned_event_ids as JSON text; the public
-// event columns are the first six of the stored ones. Decoders check the column names, so a
-// statement and its decoder that disagree fail every test that runs them.
+// event columns are the first six of the stored ones. The one-event appends (append_one,
+// append_group), whose rows come back only for a replay, return them as one JSON cell
+// (`r_rows`) of the same columns instead: stored_events_of_json. Decoders check the column
+// names, so a statement and its decoder that disagree fail every test that runs them.
 
 #include <array>
 #include <cstddef>
@@ -71,6 +73,11 @@ std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type 
 // The same for the rows [begin, end) of `rows` (one part of a reply that has several).
 std::vector<StoredEvent> stored_events_of(const Result& rows, Result::size_type first,
                                           Result::size_type begin, Result::size_type end);
+
+// The stored events of a write statement's `r_rows` cell (a2_events_json, sql/schema.sql): a
+// JSON array of rows, each an array of the stored-event columns in the order above, the JSON
+// columns as their text. SQL null is no rows. The same decoding of each row as the columns'.
+std::vector<StoredEvent> stored_events_of_json(const Result::Field& rows);
 
 // Event rows decoded into T, from column `first` on: Event reads the public columns,
 // StoredEvent the stored ones and skips rows whose event columns are null (a write statement's

@@ -23,6 +23,7 @@
 #include "a2/postgres.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
+#include "support/support.hpp"
 
 namespace a2::postgres_test::append_groups_test {
 namespace {
@@ -261,6 +262,20 @@ TEST_CASE("a replay in an append group is answered in the group's call",
   const std::string app = app_name();
   auto f = open_store(app);
   const auto original = f->append("r", {ev("r-1", 7)}).events.at(0);
+  // A failed attempt, so that the replayed row has more than an appended row's columns.
+  const auto claimed = f->claim_available({.session_id = "r",
+                                           .holder = "w \"1\"",
+                                           .ttl_ms = 30000,
+                                           .expires_at_ms = std::nullopt,
+                                           .exclude_indexes = {},
+                                           .max_events = std::nullopt});
+  REQUIRE(claimed.events.size() == 1);
+  REQUIRE(f->fail_attempt({.session_id = "r",
+                           .index = original.index,
+                           .attempt = 1,
+                           .error = "line\n\"quoted\" \u00fc",
+                           .max_failures = 3})
+              .verdict == a2::FailVerdict::failed);
   const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
   SessionLock lock(f.connection, blocked);
   auto holders = block_places(*f.store, f, app, blocked);
@@ -275,7 +290,10 @@ TEST_CASE("a replay in an append group is answered in the group's call",
   REQUIRE(replay.size() == 1);
   CHECK(replay[0].index == original.index);
   CHECK(replay[0].created_at == original.created_at);
-  CHECK(f->read("r").size() == 1);
+  CHECK(replay[0].last_error == "line\n\"quoted\" \u00fc");
+  const auto stored = f->read("r");
+  REQUIRE(stored.size() == 1);
+  CHECK(a2::conformance::to_json(replay[0]) == a2::conformance::to_json(stored[0]));
   CHECK(writers_of(f, {"x-1", "y-1"}).size() == 1);
 }
 

@@ -24,6 +24,7 @@
 #include "a2/postgres.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
+#include "support/support.hpp"
 
 namespace a2::postgres_test::postgres_tests {
 namespace {
@@ -103,6 +104,77 @@ a2::ClearResult clear(a2::Store& store, const std::string& s = "s") {
 // Rows written in descending index order lie on their page in that order, so the claim's rows come
 // back descending, and the store must still answer in index order, bounded or not, as must
 // a2_claim_available, whose array claim_next reads.
+// An append of one event (a2_append_one) returns a replay's rows as one JSON cell, r_rows
+// (docs/postgres-layout.md#calling-convention), not in the stored-event columns a read returns:
+// a replayed row must come back exactly as a read decodes it, with every column set that such a
+// replay can meet (one without cause or lane, as its request), texts with quotes, backslashes,
+// control characters and non-ASCII included.
+TEST_CASE("a one-event append replays every stored column as a read returns it",
+          "[postgres][append][replay][S5]") {
+  auto f = fresh();
+  const std::string odd = "q\"uote b\\ack\nline\ttab \x01\x1f \u00fc\u00df \U0001F642 </x>";
+  auto claim_one = [&](const std::string& holder) {
+    auto claimed = f->claim_available({.session_id = "s",
+                                       .holder = holder,
+                                       .ttl_ms = 30000,
+                                       .expires_at_ms = std::nullopt,
+                                       .exclude_indexes = {},
+                                       .max_events = 1});
+    REQUIRE(claimed.events.size() == 1);
+    return claimed.events.at(0);
+  };
+  // p: completed with a child (processed_at, processed_by_attempt, returned_event_ids).
+  a2::NewEvent parent = ev_id("p");
+  parent.payload = Json{{"text", odd}, {"n", -12345678901234}, {"f", 0.5}, {"list", {1, "2"}}};
+  (void)f->append("s", {parent});
+  const auto p = claim_one("w");
+  REQUIRE(f->complete_attempt({.session_id = "s",
+                               .index = p.index,
+                               .attempt = p.attempt_count,
+                               .events = {{"c", "t", Json{{"k", odd}}, std::nullopt, true,
+                                           std::nullopt}}})
+              .verdict == a2::CompleteVerdict::completed);
+  // d: dead-lettered (failure_count, last_failed_at, last_failed_attempt, last_error, failed_at).
+  (void)f->append("s", {ev_id("d")});
+  const auto d = claim_one("w");
+  REQUIRE(f->fail_attempt({.session_id = "s",
+                           .index = d.index,
+                           .attempt = d.attempt_count,
+                           .error = odd,
+                           .max_failures = 1})
+              .verdict == a2::FailVerdict::dead_lettered);
+  // r: failed with a delayed retry (available_at).
+  (void)f->append("s", {ev_id("r")});
+  const auto r = claim_one("w");
+  REQUIRE(f->fail_attempt({.session_id = "s",
+                           .index = r.index,
+                           .attempt = r.attempt_count,
+                           .error = "again",
+                           .max_failures = 3,
+                           .retry_at_ms = kT0 + 60000})
+              .verdict == a2::FailVerdict::failed);
+  // h: held (first_claimed_at, last_claimed_at, attempt_count, claim_holder, claim_expires_at).
+  (void)f->append("s", {ev_id("h")});
+  (void)claim_one("holder " + odd);
+  const std::vector<a2::StoredEvent> rows = f->read("s");
+  REQUIRE(rows.size() == 5);
+  for (const auto& stored : rows) {
+    if (stored.cause) continue;  // The child: a one-event append has no cause to replay it by.
+    INFO("event " << stored.id);
+    auto replay = f->append("s", {ev_id(stored.id)});
+    REQUIRE(replay.events.size() == 1);
+    CHECK(a2::conformance::to_json(replay.events[0]) == a2::conformance::to_json(stored));
+  }
+  // The rows replayed above set those columns.
+  CHECK(rows[0].returned_event_ids == std::vector<std::string>{"c"});
+  CHECK(rows[0].payload.at("text") == odd);
+  CHECK(rows[2].last_error == odd);
+  CHECK(rows[2].failed_at.has_value());
+  CHECK(rows[3].available_at == kT0 + 60000);
+  CHECK(rows[4].claim_holder == "holder " + odd);
+  CHECK(f->read("s").size() == 5);  // Replays write nothing.
+}
+
 TEST_CASE("a claim answers in index order whatever order the rows lie in", "[postgres][claim]") {
   auto f = fresh();
   for (const char* s : {"desc", "desc-bounded", "desc-array", "desc-raw"})

@@ -4,6 +4,7 @@
 // The typed caller of a2_append_group (sql/append_group.sql, sql/schema.sql): the requests of
 // several callers of a2_append_one in one call (postgres/append_groups.hpp).
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -52,35 +53,26 @@ struct AppendGroup {
                   text_array(types), json_array(payloads));
   }
 
-  // k, r_index, r_has_pending, r_wake, then the rows. Throws std::logic_error unless every
-  // request has exactly one part (its rows consecutive).
+  // One row per request: k, then r_index, r_has_pending, r_wake and r_rows as append_one's.
+  // Throws std::logic_error unless every request has exactly one row.
   Reply decode(const Result& rows) const {
-    expect_columns(rows, 0, {"k", "r_index", "r_has_pending", "r_wake"});
+    expect_columns(rows, 0, {"k", "r_index", "r_has_pending", "r_wake", "r_rows"}, true);
+    if (static_cast<std::size_t>(rows.size()) != requests.size())
+      throw std::logic_error("append_group: " + std::to_string(rows.size()) + " reply rows for " +
+                             std::to_string(requests.size()) + " requests");
     Reply out(requests.size());
     std::vector<bool> seen(requests.size(), false);
-    Result::size_type row = 0;
-    while (row < rows.size()) {
+    for (Result::size_type row = 0; row < rows.size(); ++row) {
       const auto k = rows[row][0].as<std::int64_t>();
       if (k < 1 || k > static_cast<std::int64_t>(requests.size()) ||
           seen[static_cast<std::size_t>(k - 1)])
-        throw std::logic_error("append_group: a reply part for request " + std::to_string(k) +
+        throw std::logic_error("append_group: a reply row for request " + std::to_string(k) +
                                " of " + std::to_string(requests.size()));
-      Result::size_type end = row + 1;
-      while (end < rows.size() && rows[end][0].as<std::int64_t>() == k) ++end;
-      Part& part = out[static_cast<std::size_t>(k - 1)];
       seen[static_cast<std::size_t>(k - 1)] = true;
+      Part& part = out[static_cast<std::size_t>(k - 1)];
       part.wake = wake_flags(rows, kWakeColumn, row);
-      if (!rows[row][1].is_null()) {
-        part.reply.index = rows[row][1].as<std::int64_t>();
-      } else {
-        part.reply.replayed =
-            AppendResult{stored_events_of(rows, 4, row, end), rows[row][2].as<bool>()};
-      }
-      row = end;
+      part.reply = AppendOne::decode_row(rows[row], 1);
     }
-    for (std::size_t i = 0; i < seen.size(); ++i)
-      if (!seen[i])
-        throw std::logic_error("append_group: no reply for request " + std::to_string(i + 1));
     return out;
   }
 };

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "a2/detail/json_text.hpp"
@@ -38,12 +39,20 @@ struct AppendOne {
     return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
   }
 
-  // r_index, r_has_pending, r_wake, then the rows (only when r_index is null).
+  // One row: r_index, r_has_pending, r_wake, r_rows (the replayed rows when r_index is null).
   static Reply decode(const Result& rows) {
-    expect_columns(rows, 0, {"r_index", "r_has_pending", "r_wake"});
-    const auto& row = rows.at(0);
-    if (!row[0].is_null()) return Reply{row[0].as<std::int64_t>(), {}};
-    return Reply{std::nullopt, AppendResult{stored_events_of(rows, 3), row[1].as<bool>()}};
+    expect_columns(rows, 0, {"r_index", "r_has_pending", "r_wake", "r_rows"}, true);
+    if (rows.size() != 1)
+      throw std::logic_error("append_one: " + std::to_string(rows.size()) + " reply rows");
+    return decode_row(rows.at(0), 0);
+  }
+
+  // r_index, r_has_pending and r_rows from column `first` of `row` (r_wake between them, read
+  // by the store): one request's part of append_one's or append_group's reply.
+  static Reply decode_row(const Result::Row& row, Result::size_type first) {
+    if (!row[first].is_null()) return Reply{row[first].as<std::int64_t>(), {}};
+    return Reply{std::nullopt,
+                 AppendResult{stored_events_of_json(row[first + 3]), row[first + 1].as<bool>()}};
   }
 };
 
