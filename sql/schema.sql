@@ -725,6 +725,71 @@ begin
   r_has_pending := session_has_pending or coalesce(false = any(new_settled), false);
 end $$;
 
+-- When an unfinished event can next be claimed: a held event at its lease end, a delayed one at
+-- its available_at, any other now. The rule of the work index's time
+-- (docs/semantics.md#work-discovery), for a2_work_due and a2_sweep_work. One expression, so
+-- inlined where it is used.
+create or replace function a2_ready_at(claim_expires_at bigint, available_at bigint,
+                                       now_ms bigint) returns bigint
+language sql immutable as $$
+  select case when claim_expires_at > now_ms then claim_expires_at
+              when available_at > now_ms then available_at
+              else now_ms end
+$$;
+
+-- The work index time of session s by its rows now: the earliest a2_ready_at of its
+-- unfinished, not dead, lane-ready events of the current lifetime; null when it has none.
+-- Volatile, with a query of its own: it reads a snapshot taken when it runs, not its caller's.
+create or replace function a2_work_due(s text, now_ms bigint) returns bigint
+language plpgsql volatile as $$
+begin
+  return (select min(a2_ready_at(e.claim_expires_at, e.available_at, now_ms))
+            from a2_events e
+           where e.session_id = s
+             and e.processed_at is null
+             and e.failed_at is null
+             and e.lane_ready
+             and e.idx > coalesce((select c.clear_index from a2_clears c
+                                    where c.session_id = s), 0));
+end $$;
+
+-- A claim's work index write (not for a claim with exclusions): E := the lesser of
+-- a2_work_due(s) and at_most (the claim's lease end when it claimed: its rule names the lease
+-- end, even one already past; null: none), or no entry when both are null. Every other write only lowers E, so a claim is the one write that
+-- can hide work, and it must read the rows only once it holds the entry's row
+-- (docs/postgres-layout.md#a2_work): a write that lowered E (an append, a completion with children,
+-- a release, a failure, a redrive) holds that row until it commits, so once the claim holds the
+-- row such a write has either committed, and a2_work_due, reading a fresh snapshot, sees its
+-- rows, or it waits for the claim's commit and lowers E after it. The claim's own earlier
+-- snapshot may miss those rows: computing E there, as before, left a session whose work had
+-- just been appended out of the index until the next sweep (S226). Without a row to hold, a
+-- write that lowers E may be inserting one: the claim's insert then waits for it and keeps
+-- the lower of the two times. No row and no due time: nothing to do.
+create or replace function a2_work_reset(s text, now_ms bigint, at_most bigint) returns void
+language plpgsql as $$
+declare
+  inserted boolean;
+  due bigint;
+begin
+  perform 1 from a2_work w where w.session_id = s for update;
+  if found then
+    due := least(a2_work_due(s, now_ms), at_most);
+    if due is null then
+      delete from a2_work w where w.session_id = s;
+    else
+      update a2_work w set next_at = due where w.session_id = s;
+    end if;
+    return;
+  end if;
+  due := least(a2_work_due(s, now_ms), at_most);
+  if due is not null then
+    -- A row another write inserts meanwhile (it lowered E) is kept where it is lower.
+    insert into a2_work as w (session_id, next_at) values (s, due)
+    on conflict on constraint a2_work_pkey do update
+      set next_at = least(w.next_at, excluded.next_at);
+  end if;
+end $$;
+
 -- claim_available. excluded_indexes: indexes the caller does not want; max_events: claim at
 -- most this many (null: all). Returns one row per claimed event: r_verdict 'claimed',
 -- r_clear_index and the event's stored columns (in no particular order: the caller sorts by
@@ -802,23 +867,16 @@ begin
   get diagnostics claimed_count = row_count;
   if claimed_count > 0 then
     -- Work index (not for a claim with exclusions): stopped at max_events, the rest unseen:
-    -- lower(E, now); else E := the earliest busy time of the ready rows, the ones just claimed
-    -- (their lease end) included: exactly when the next claim can succeed.
+    -- lower(E, now); else E := a2_work_due, the earliest busy time of the ready rows, the ones
+    -- just claimed (their lease end) included: exactly when the next claim can succeed.
     if coalesce(cardinality(excluded_indexes), 0) = 0 then
-      insert into a2_work as w (session_id, next_at)
-      select s, case when claimed_count = max_events then now_ms else least(expires, (
-        select min(case when busy.claim_expires_at > now_ms then busy.claim_expires_at
-                        else busy.available_at end)
-          from a2_events busy
-         where busy.session_id = s
-           and busy.processed_at is null
-           and busy.failed_at is null
-           and busy.lane_ready
-           and busy.idx > coalesce((select c.clear_index from a2_clears c where c.session_id = s), 0)
-           and (busy.claim_expires_at > now_ms or busy.available_at > now_ms))) end
-      on conflict on constraint a2_work_pkey do update
-        set next_at = case when claimed_count = max_events
-                           then least(w.next_at, excluded.next_at) else excluded.next_at end;
+      if claimed_count = max_events then
+        insert into a2_work as w (session_id, next_at) values (s, now_ms)
+        on conflict on constraint a2_work_pkey do update
+          set next_at = least(w.next_at, excluded.next_at);
+      else
+        perform a2_work_reset(s, now_ms, expires);
+      end if;
     end if;
     return;
   end if;
@@ -836,18 +894,18 @@ begin
   if retry is not null then
     r_verdict := 'busy';
     r_retry_at := retry;
-    -- Work index: E := retry_at (not for a claim with exclusions).
+    -- Work index: E := retry_at, as a2_work_due reads it (not for a claim with exclusions).
     if coalesce(cardinality(excluded_indexes), 0) = 0 then
-      insert into a2_work as w (session_id, next_at) values (s, retry)
-      on conflict on constraint a2_work_pkey do update set next_at = excluded.next_at;
+      perform a2_work_reset(s, now_ms, null);
     end if;
     return next;
     return;
   end if;
   r_verdict := 'settled';
-  -- Work index: nothing claimable or held, remove the entry (not for a claim with exclusions).
+  -- Work index: nothing claimable or held, remove the entry, as a2_work_due reads it (not for a
+  -- claim with exclusions).
   if coalesce(cardinality(excluded_indexes), 0) = 0 then
-    delete from a2_work w where w.session_id = s;
+    perform a2_work_reset(s, now_ms, null);
   end if;
   return next;
 end $$;
@@ -1721,9 +1779,7 @@ begin
   return query
   with due as (
     select e.session_id,
-           min(case when e.claim_expires_at > now_ms then e.claim_expires_at
-                    when e.available_at > now_ms then e.available_at
-                    else now_ms end) as at
+           min(a2_ready_at(e.claim_expires_at, e.available_at, now_ms)) as at
       from a2_events e
      where e.processed_at is null
        and e.failed_at is null

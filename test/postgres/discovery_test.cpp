@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <sstream>
 #include <string>
@@ -225,6 +226,75 @@ TEST_CASE("find_work reads the index a2_work_due; idle sessions have no row",
   CHECK(page.sessions[2].at_ms == kT0 + 5003);
   REQUIRE(page.next);
   CHECK(page.next->session_id == "x5003");
+}
+
+// A claim computes the session's next entry from the rows it read; a write that lowers the entry
+// and commits while the claim waits for the entry's row must not be hidden by it (S226). The
+// append runs on a connection of the test inside an open transaction, holding the entry's row
+// (locked only when the entry is already due, updated when it lowers it), while the store's
+// claim waits for that row; then the append commits.
+TEST_CASE("a claim racing an append leaves the appended event in the work index",
+          "[postgres][discovery][S226]") {
+  const std::string app = "a2_discovery_race";
+  auto f = a2::postgres_test::open_schema_store(
+      {.tag = "discovery",
+       .t0 = kT0,
+       .id_prefix = "w",
+       .connection = PostgresServer::shared().connection() + " application_name=" + app});
+  enum class Setup { claimed, busy, settled };
+  auto claim = [&](const std::string& s) {
+    return f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000});
+  };
+  for (const Setup setup : {Setup::claimed, Setup::busy, Setup::settled}) {
+    const std::string s = "race" + std::to_string(static_cast<int>(setup));
+    INFO("session " << s);
+    a2::ClaimVerdict expected = a2::ClaimVerdict::claimed;
+    if (setup == Setup::claimed) {
+      // Two events, entry kT0: the append only locks the entry (already due).
+      (void)f->append(s, {unsettled(s + "-1"), unsettled(s + "-2")});
+    } else {
+      // One event held until kT0 + 30000 (the entry): the append lowers (updates) it.
+      (void)f->append(s, {unsettled(s + "-1")});
+      REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);
+      expected = a2::ClaimVerdict::busy;
+      if (setup == Setup::settled) {
+        REQUIRE(f->complete_attempt({.session_id = s, .index = 1, .attempt = 1}).verdict ==
+                a2::CompleteVerdict::completed);
+        expected = a2::ClaimVerdict::settled;
+      }
+    }
+    pqxx::connection conn(PostgresServer::shared().connection());
+    pqxx::work append(conn);
+    append.exec("set local search_path to \"" + f.schema + "\"");
+    append.exec("select a2_append_one(" + append.quote(s) + ", " + std::to_string(kT0) + ", " +
+                append.quote(s + "-late") + ", 't', '{}'::jsonb)");
+    std::optional<a2::ClaimResult> result;
+    std::thread claimer([&] { result = claim(s); });
+    {
+      // Until the claim waits for the entry's row.
+      pqxx::connection admin(PostgresServer::shared().connection());
+      pqxx::nontransaction tx(admin);
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
+                      tx.quote(app) + " and wait_event_type = 'Lock'")[0]
+                 .as<int>() == 0) {
+        if (std::chrono::steady_clock::now() > until) break;
+        std::this_thread::sleep_for(5ms);
+      }
+    }
+    append.commit();
+    claimer.join();
+    REQUIRE(result.has_value());
+    CHECK(result->verdict == expected);
+    // The late event is claimable now, so the session must be due now, and the sweep finds
+    // nothing to repair.
+    const auto due = f->find_work({.after = std::nullopt, .due_by_ms = kT0, .limit = 1000});
+    bool listed = false;
+    for (const auto& w : due.sessions) listed = listed || w.session_id == s;
+    CHECK(listed);
+    CHECK(f->sweep_work().indexed.empty());
+    REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);  // The late event.
+  }
 }
 
 TEST_CASE("the work index orders session ids bytewise whatever the database collation",
