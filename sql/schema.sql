@@ -753,40 +753,37 @@ begin
                                     where c.session_id = s), 0));
 end $$;
 
--- A claim's work index write (not for a claim with exclusions): E := the lesser of
--- a2_work_due(s) and at_most (the claim's lease end when it claimed: its rule names the lease
--- end, even one already past; null: none), or no entry when both are null. Every other write only lowers E, so a claim is the one write that
--- can hide work, and it must read the rows only once it holds the entry's row
--- (docs/postgres-layout.md#a2_work): a write that lowered E (an append, a completion with children,
--- a release, a failure, a redrive) holds that row until it commits, so once the claim holds the
--- row such a write has either committed, and a2_work_due, reading a fresh snapshot, sees its
--- rows, or it waits for the claim's commit and lowers E after it. The claim's own earlier
--- snapshot may miss those rows: computing E there, as before, left a session whose work had
--- just been appended out of the index until the next sweep (S226). Without a row to hold, a
--- write that lowers E may be inserting one: the claim's insert then waits for it and keeps
--- the lower of the two times. No row and no due time: nothing to do.
-create or replace function a2_work_reset(s text, now_ms bigint, at_most bigint) returns void
+-- A claim's work index writes (not for a claim with exclusions). Every other write only lowers
+-- the entry E, so a claim is the one write that can hide work, and it must read the rows only
+-- once it holds the entry's row (docs/postgres-layout.md#a2_work): a write that lowered E (an
+-- append, a completion with children, a release, a failure, a redrive) holds that row until it
+-- commits, so once the claim holds the row such a write has either committed, and a2_work_due,
+-- reading a fresh snapshot, sees its rows, or it waits for the claim's commit and lowers E
+-- after it. The claim's own earlier snapshot may miss those rows: computing E there, as before,
+-- left a session whose work had just been appended out of the index until the next sweep
+-- (S226).
+--
+-- claimed and busy: E := the lesser of a2_work_due(s) and at_most (the claim's lease end when
+-- it claimed: its rule names the lease end, even one already past; null when busy). The
+-- upsert's update runs once it holds the row, so a2_work_due runs then. A session without an
+-- entry (rows the original package wrote) gets now: too early at worst, and the next claim
+-- sets it.
+create or replace function a2_work_set(s text, now_ms bigint, at_most bigint) returns void
 language plpgsql as $$
-declare
-  inserted boolean;
-  due bigint;
+begin
+  insert into a2_work as w (session_id, next_at) values (s, now_ms)
+  on conflict on constraint a2_work_pkey do update
+    set next_at = coalesce(least(a2_work_due(s, now_ms), at_most), now_ms);
+end $$;
+
+-- settled: no entry, unless a write that lowered it committed meanwhile (then a2_work_due,
+-- read once the row is held, is not null and the entry stays as that write left it).
+create or replace function a2_work_drop(s text, now_ms bigint) returns void
+language plpgsql as $$
 begin
   perform 1 from a2_work w where w.session_id = s for update;
-  if found then
-    due := least(a2_work_due(s, now_ms), at_most);
-    if due is null then
-      delete from a2_work w where w.session_id = s;
-    else
-      update a2_work w set next_at = due where w.session_id = s;
-    end if;
-    return;
-  end if;
-  due := least(a2_work_due(s, now_ms), at_most);
-  if due is not null then
-    -- A row another write inserts meanwhile (it lowered E) is kept where it is lower.
-    insert into a2_work as w (session_id, next_at) values (s, due)
-    on conflict on constraint a2_work_pkey do update
-      set next_at = least(w.next_at, excluded.next_at);
+  if found and a2_work_due(s, now_ms) is null then
+    delete from a2_work w where w.session_id = s;
   end if;
 end $$;
 
@@ -875,7 +872,7 @@ begin
         on conflict on constraint a2_work_pkey do update
           set next_at = least(w.next_at, excluded.next_at);
       else
-        perform a2_work_reset(s, now_ms, expires);
+        perform a2_work_set(s, now_ms, expires);
       end if;
     end if;
     return;
@@ -896,7 +893,7 @@ begin
     r_retry_at := retry;
     -- Work index: E := retry_at, as a2_work_due reads it (not for a claim with exclusions).
     if coalesce(cardinality(excluded_indexes), 0) = 0 then
-      perform a2_work_reset(s, now_ms, null);
+      perform a2_work_set(s, now_ms, null);
     end if;
     return next;
     return;
@@ -905,7 +902,7 @@ begin
   -- Work index: nothing claimable or held, remove the entry, as a2_work_due reads it (not for a
   -- claim with exclusions).
   if coalesce(cardinality(excluded_indexes), 0) = 0 then
-    perform a2_work_reset(s, now_ms, null);
+    perform a2_work_drop(s, now_ms);
   end if;
   return next;
 end $$;
