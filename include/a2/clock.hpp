@@ -73,6 +73,42 @@ class RandomIdSource final : public IdSource {
   std::mt19937_64 engine_;
 };
 
+// Time-ordered ids as 32 lowercase hex digits, the stores' default: the first 12 digits are
+// the milliseconds since the Unix epoch when the id was drawn (the system clock, 48 bits), the
+// other 20 are random (80 bits, so ids drawn in one millisecond do not repeat in practice).
+// Ids drawn later sort after earlier ones (bytewise, up to a clock set back): an index of
+// event ids (Postgres's unique index on a2_events.event_id) takes new ids at its right edge,
+// on pages already in memory, instead of on a random page of an index that grows with the
+// history (docs/postgres-layout.md#indexes). Thread-safe.
+class TimeOrderedIdSource final : public IdSource {
+ public:
+  TimeOrderedIdSource() : engine_(std::random_device{}()) {}
+  std::string next_id() override {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    std::uniform_int_distribution<std::uint64_t> dist;
+    std::uint64_t random[2];
+    {
+      std::lock_guard lock(mutex_);
+      random[0] = dist(engine_);
+      random[1] = dist(engine_);
+    }
+    // 48 bits of time, then 16 + 64 random bits.
+    const std::uint64_t high = (ms << 16) | (random[0] & 0xFFFF);
+    std::string out(32, '0');
+    for (int i = 0; i < 16; ++i) out[i] = kHex[(high >> (60 - 4 * i)) & 0xF];
+    for (int i = 0; i < 16; ++i) out[16 + i] = kHex[(random[1] >> (60 - 4 * i)) & 0xF];
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::mt19937_64 engine_;
+};
+
 // Deterministic ids prefix1, prefix2, ...: for tests. Thread-safe.
 class SequentialIdSource final : public IdSource {
  public:

@@ -13,7 +13,7 @@ namespace a2::memory {
 
 struct Options {
   std::shared_ptr<Clock> clock{};  // Default: the system clock.
-  std::shared_ptr<IdSource> ids{}; // Default: random 128-bit ids.
+  std::shared_ptr<IdSource> ids{}; // Default: time-ordered ids (TimeOrderedIdSource).
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear".
   std::string clear_event_type = kClearEventType;
   ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.

@@ -23,7 +23,7 @@ struct Options {
   // with Unavailable and changed nothing.
   std::chrono::milliseconds statement_timeout{30000};
   std::shared_ptr<Clock> clock{};   // Default: the system clock.
-  std::shared_ptr<IdSource> ids{};  // Default: random 128-bit ids.
+  std::shared_ptr<IdSource> ids{};  // Default: time-ordered ids (TimeOrderedIdSource).
   // Feeds wake on NOTIFY and also poll at this cadence, so a lost notification only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The

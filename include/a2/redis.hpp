@@ -30,7 +30,7 @@ struct Options {
   // once a write was sent).
   std::chrono::milliseconds command_timeout{5000};
   std::shared_ptr<Clock> clock{};   // Default: the system clock.
-  std::shared_ptr<IdSource> ids{};  // Default: random 128-bit ids.
+  std::shared_ptr<IdSource> ids{};  // Default: time-ordered ids (TimeOrderedIdSource).
   // Live feeds poll at this cadence even when wake-ups arrive, so a lost message only delays.
   std::chrono::milliseconds feed_safety_poll{1000};
   // The type of the marker event a clear appends (a valid event type). Default "a2.clear". The

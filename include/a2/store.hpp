@@ -562,7 +562,7 @@ class Store {
   Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids,
         std::string_view backend = "store", ObserveOptions observe = {})
       : clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
-        ids_(ids ? std::move(ids) : std::make_shared<RandomIdSource>()),
+        ids_(ids ? std::move(ids) : std::make_shared<TimeOrderedIdSource>()),
         backend_(backend),
         observe_(std::move(observe)) {}
 

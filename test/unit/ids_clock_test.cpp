@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The injectable id sources and clocks (a2/clock.hpp).
 
+#include <chrono>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -63,6 +64,52 @@ TEST_CASE("RandomIdSource::next_id uses all 128 bits", "[ids]") {
     for (std::size_t p = 0; p < 32; ++p) seen[p].insert(id[p]);
   }
   for (std::size_t p = 0; p < 32; ++p) CHECK(seen[p].size() > 1);
+}
+
+TEST_CASE("TimeOrderedIdSource::next_id returns 32 lowercase hex digits", "[ids]") {
+  a2::TimeOrderedIdSource ids;
+  for (int i = 0; i < 100; ++i) {
+    auto id = ids.next_id();
+    REQUIRE(id.size() == 32);
+    REQUIRE(lower_hex(id));
+  }
+}
+
+TEST_CASE("TimeOrderedIdSource::next_id never repeats, also across threads and instances",
+          "[ids]") {
+  a2::TimeOrderedIdSource ids;
+  auto all = draw_concurrently(ids, 4, 2500);
+  a2::TimeOrderedIdSource other;
+  for (int i = 0; i < 1000; ++i) all.push_back(other.next_id());
+  std::set<std::string> distinct(all.begin(), all.end());
+  CHECK(all.size() == 11000);
+  CHECK(distinct.size() == all.size());
+}
+
+TEST_CASE("TimeOrderedIdSource::next_id starts with the time it was drawn and sorts by it",
+          "[ids]") {
+  auto now_ms = [] {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  };
+  a2::TimeOrderedIdSource ids;
+  const std::uint64_t before = now_ms();
+  const std::string first = ids.next_id();
+  const std::uint64_t after = now_ms();
+  const std::uint64_t stamped = std::stoull(first.substr(0, 12), nullptr, 16);
+  CHECK(stamped >= before);
+  CHECK(stamped <= after);
+  // Drawn at least 2 ms later: sorts after, bytewise.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  CHECK(ids.next_id() > first);
+  // The other 20 digits are random: every position takes more than one value.
+  std::vector<std::set<char>> seen(20);
+  for (int i = 0; i < 200; ++i) {
+    auto id = ids.next_id();
+    for (std::size_t p = 0; p < 20; ++p) seen[p].insert(id[12 + p]);
+  }
+  for (std::size_t p = 0; p < 20; ++p) CHECK(seen[p].size() > 1);
 }
 
 TEST_CASE("SequentialIdSource::next_id counts from 1 after the prefix", "[ids]") {
