@@ -4,6 +4,7 @@
 // Helpers shared by the conformance scenarios (and the backend-specific tests).
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -161,6 +162,23 @@ void require_error(ErrorCode code, F&& f) {
     return;
   }
   FAIL("expected a2::Error " << to_string(code) << ", nothing was thrown");
+}
+
+// Runs `call`, which must fail with Unavailable before anything was sent (outcome known, the
+// message saying "nothing was sent"), as a call that waited for a connection or a place in
+// flight until its timeout does; returns how long it took.
+template <class F>
+std::chrono::steady_clock::duration require_unsent(F&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    call();
+    FAIL("the call was answered; it should have failed with nothing sent");
+  } catch (const Unavailable& e) {
+    INFO(e.what());
+    CHECK_FALSE(e.outcome_unknown());
+    CHECK(std::string(e.what()).find("nothing was sent") != std::string::npos);
+  }
+  return std::chrono::steady_clock::now() - start;
 }
 
 }  // namespace a2::conformance
