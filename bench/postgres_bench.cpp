@@ -740,7 +740,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                       "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
     }
     // pgbench's connection for the function: the store's schema, its wake-up setting (the
-    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_wake) and
+    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_owe_wake) and
     // its planner settings.
     std::string function_options = "-c search_path=" + schema + " -c a2.wake_after_commit=on";
     for (const auto& setting : a2::postgres::detail::kPlannerSettings)

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- append: one call of the server-side function a2_append (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/append.hpp.
--- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- r_wake: the wake-ups the write owes (schema.sql a2_owe_wake: 1 feeds, 2 work, '' or null none),
 -- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- $1 session  $2 now ms  $3 origin index or null  $4 ids  $5 types  $6 payloads (jsonb array)
 -- $7 cause indexes  $8 cause attempts  $9 lanes  $10 settled  $11 available_at (null: none).

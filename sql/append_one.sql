@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- append_one: one call of the server-side function a2_append_one (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/append_one.hpp.
--- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- r_wake: the wake-ups the write owes (schema.sql a2_owe_wake: 1 feeds, 2 work, '' or null none),
 -- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- One unsettled event without cause, lane or origin (the common case).
 -- $1 session  $2 now ms  $3 event id  $4 type  $5 payload (jsonb). r_index: the new index, or

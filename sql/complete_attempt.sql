@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- complete_attempt: one call of the server-side function a2_complete_attempt (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/complete_attempt.hpp.
--- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- r_wake: the wake-ups the write owes (schema.sql a2_owe_wake: 1 feeds, 2 work, '' or null none),
 -- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- $1 session  $2 index  $3 attempt  $4 now ms  $5 child ids  $6 types  $7 payloads (jsonb array)
 -- $8 lanes  $9 settled  $10 available_at (null: none).

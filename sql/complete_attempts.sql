@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- complete_attempts, and complete_attempt with claim_next: one call of the server-side function
 -- a2_complete_attempts (schema.sql), one round trip; its typed caller is
--- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- r_wake: the wake-ups the write owes (schema.sql a2_owe_wake: 1 feeds, 2 work, '' or null none),
 -- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- src/postgres/calls/complete_attempts.hpp.
 -- $1 session  $2 now ms  $3 completion indexes  $4 attempts  $5 child counts  $6 child ids

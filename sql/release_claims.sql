@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- release_claims: one call of the server-side function a2_release_claims (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/release_claims.hpp.
--- r_wake: the wake-ups the write owes (schema.sql a2_wake: 1 feeds, 2 work, '' or null none),
+-- r_wake: the wake-ups the write owes (schema.sql a2_owe_wake: 1 feeds, 2 work, '' or null none),
 -- which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
 -- $1 session  $2 holder  $3 now ms  $4 indexes  $5 attempts (parallel)
 -- $6 available at ms or null (a snooze; null or not after now: at once).

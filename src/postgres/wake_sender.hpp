@@ -4,7 +4,7 @@
 // The wake-ups of a store's committed writes, sent off the commit path
 // (docs/postgres-layout.md#notifications-and-feeds). A NOTIFY inside a write's transaction
 // serializes every commit of the database, so the write functions only say which wake-ups a
-// write owes (r_wake, schema.sql a2_wake) and the store sends them from one connection of its
+// write owes (r_wake, schema.sql a2_owe_wake) and the store sends them from one connection of its
 // own, outside the pool: a thread runs rounds of sql/send_wakes.sql, one statement (one
 // transaction) per round, each session once per channel; sessions that writes add while a
 // round is in flight go in the next one, which starts at least 1 ms after the previous one.
@@ -27,7 +27,7 @@
 
 namespace a2::postgres::detail {
 
-// The flags of r_wake (schema.sql a2_wake).
+// The flags of r_wake (schema.sql a2_owe_wake).
 inline constexpr int kWakeFeeds = 1;  // a2_events: the session's feeds.
 inline constexpr int kWakeWork = 2;   // a2_work: the session's work signal.
 

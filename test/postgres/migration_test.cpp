@@ -361,6 +361,32 @@ TEST_CASE("open replaces the a2_complete_one signature of earlier version-2 buil
   CHECK(indexes(claim(*store, "w1", std::nullopt)) == std::vector<std::int64_t>{2});
 }
 
+TEST_CASE("open drops the a2_wake helper of earlier builds", "[postgres][migration]") {
+  // A schema set up by a build before a2_owe_wake: its write functions called a2_wake (PL/pgSQL,
+  // returning void). It stands here with a body that fails, so a write still reaching it cannot
+  // pass.
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  { (void)open_at(schema, clock); }
+  sql(schema,
+      "create function a2_wake(s text, events boolean, work boolean) returns void "
+      "language plpgsql as $$ begin raise exception 'the previous build''s a2_wake'; end $$");
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  REQUIRE(overloads(schema, "a2_wake") == "1");
+
+  auto store = open_at(schema, clock);
+  CHECK(overloads(schema, "a2_wake") == "0");
+  CHECK(overloads(schema, "a2_owe_wake") == "1");
+  a2::NewEvent e;
+  e.type = "t";
+  e.id = "e1";
+  CHECK(store->append("s", {e}).events.at(0).index == 1);
+  auto claimed = claim(*store, "w1", std::nullopt);
+  REQUIRE(indexes(claimed) == std::vector<std::int64_t>{1});
+  auto done = store->complete_attempt({.session_id = "s", .index = 1, .attempt = 1, .events = {}});
+  CHECK(done.verdict == a2::CompleteVerdict::completed);
+}
+
 TEST_CASE("open applies schema.sql only to a schema without this text's mark",
           "[postgres][migration]") {
   const std::string schema = next_schema();
