@@ -6,7 +6,7 @@
 //
 // --only runs only the named sections (comma-separated): operations (the operation and growth
 // tables), cycle (only the claim + complete blocks at 1 and 16 threads, when operations is not
-// run), find_work, statements, ceiling, groups, wake, large_claim. The targets table shows the
+// run), find_work, statements, ceiling, groups, wake, large_claim, history. The targets table shows the
 // rows whose inputs were measured.
 //
 // Without --connection it starts its own scratch cluster (initdb + postgres on a free port,
@@ -138,9 +138,12 @@ using a2::bench::Table;
 //                a cross-check: it also counts a statement the planner runs while planning
 //                (e.g. a STABLE SQL function folded at plan time), which is no round trip
 //   exec_ms      sum(total_exec_time): server time executing them (function bodies included)
+//   blks_read    sum(shared_blks_read): pages they read from outside the server's buffer cache
+//   blks_dirtied sum(shared_blks_dirtied): pages they dirtied
 a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
   a2::bench::Counters c{{"round_trips", 0}, {"notify_rounds", 0}, {"statements", 0},
-                        {"exec_ms", 0},     {"notify_ms", 0},     {"write_ms", 0}};
+                        {"exec_ms", 0},     {"notify_ms", 0},     {"write_ms", 0},
+                        {"blks_read", 0},   {"blks_dirtied", 0}};
   c["round_trips"] = static_cast<double>(g_round_trips.load());
   c["notify_rounds"] = static_cast<double>(g_notify_rounds.load());
   if (!have_statements) return c;
@@ -150,13 +153,16 @@ a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
   auto row = tx.exec(
       "select coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8, "
       "coalesce(sum(total_exec_time) filter (where query like '%send_wakes: one round%'), "
-      "0)::float8 "
+      "0)::float8, coalesce(sum(shared_blks_read), 0)::float8, "
+      "coalesce(sum(shared_blks_dirtied), 0)::float8 "
       "from pg_stat_statements where dbid = (select oid from pg_database where datname = "
       "current_database()) and toplevel")[0];
   c["statements"] = row[0].as<double>();
   c["exec_ms"] = row[1].as<double>();
   c["notify_ms"] = row[2].as<double>();
   c["write_ms"] = c["exec_ms"] - c["notify_ms"];
+  c["blks_read"] = row[3].as<double>();
+  c["blks_dirtied"] = row[4].as<double>();
   return c;
 }
 
@@ -253,7 +259,7 @@ struct Sections {
   static Sections parse(const std::string& list) {
     static const std::vector<std::string> known = {
         "operations", "cycle", "find_work", "statements", "ceiling", "groups", "wake",
-        "large_claim"};
+        "large_claim", "history"};
     Sections out;
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -263,7 +269,7 @@ struct Sections {
       if (std::find(known.begin(), known.end(), name) == known.end())
         throw std::runtime_error("--only: unknown section '" + name +
                                  "' (operations, cycle, find_work, statements, ceiling, groups, "
-                                 "wake, large_claim)");
+                                 "wake, large_claim, history)");
       out.names.push_back(name);
       start = end + 1;
     }
@@ -1078,6 +1084,140 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     for (auto& v : variants) v.store->close();
   }
 
+  // ---- Appends against a history of millions of events. ----
+  // A schema whose a2_events already holds kHistoryEvents settled events (written by one
+  // INSERT ... SELECT, then VACUUM ANALYZE), beside a fresh schema; stores with the default id
+  // source (time-ordered) and, on the history, with RandomIdSource. Interleaved rounds of append
+  // 1 at 1 and 16 threads, each thread on a session of its own.
+  std::optional<double> history_ratio16;  // ops/s, time-ordered ids on the history vs fresh
+  std::optional<double> history_ratio1;
+  if (sections.has("history")) {
+    constexpr std::int64_t kHistoryEvents = 2000000;
+    constexpr std::int64_t kHistoryPerSession = 1000;
+    const std::string fresh_schema = schema + "_fresh";
+    const std::string history_schema = schema + "_history";
+    struct Variant {
+      std::string state;
+      std::string ids;
+      std::unique_ptr<a2::Store> store;
+      a2::bench::Block at1;
+      a2::bench::Block at16;
+    };
+    auto open_variant = [&](const std::string& in_schema,
+                            std::shared_ptr<a2::IdSource> ids) -> std::unique_ptr<a2::Store> {
+      a2::postgres::Options o;
+      o.connection = connection;
+      o.schema = in_schema;
+      o.pool_size = kPool;
+      o.statement_timeout = std::chrono::milliseconds(60000);
+      o.append_groups = kAppendGroups;
+      if (ids) o.ids = std::move(ids);
+      return a2::postgres::open(o);
+    };
+    std::vector<Variant> variants;
+    variants.push_back({"fresh schema", "time-ordered (default)", open_variant(fresh_schema, nullptr),
+                        {}, {}});
+    variants.push_back({"2M events of history", "time-ordered (default)",
+                        open_variant(history_schema, nullptr), {}, {}});
+    variants.push_back({"2M events of history", "random (RandomIdSource)",
+                        open_variant(history_schema, std::make_shared<a2::RandomIdSource>()),
+                        {}, {}});
+    note("history: writing " + std::to_string(kHistoryEvents) + " events");
+    const auto written_from = std::chrono::steady_clock::now();
+    std::string event_id_index;
+    std::string history_table;
+    {
+      pqxx::nontransaction tx(admin);
+      const std::string table = "\"" + history_schema + "\".a2_events";
+      // Ids: 32 hex digits drawn as RandomIdSource draws them (md5 of the row's number), as a
+      // store with random ids, or any caller's own ids, would have left them.
+      tx.exec("insert into " + table +
+              " (session_id, idx, event_id, event_type, payload, created_at, processed_at) "
+              "select 'history-' || (g / " + std::to_string(kHistoryPerSession) + "), g % " +
+              std::to_string(kHistoryPerSession) +
+              " + 1, md5(g::text), 'bench.history', '{\"n\": 1, \"text\": \"benchmark event\"}', "
+              "1700000000000 + g, 1700000000000 + g from generate_series(0, " +
+              std::to_string(kHistoryEvents - 1) + ") g");
+      tx.exec("vacuum analyze " + table);
+      auto sizes = tx.exec("select pg_size_pretty(pg_relation_size('" + table +
+                           "')), pg_size_pretty(pg_relation_size('\"" + history_schema +
+                           "\".a2_events_event_id_key')), current_setting('shared_buffers')")[0];
+      history_table = sizes[0].c_str();
+      event_id_index = std::string(sizes[1].c_str()) + " (shared_buffers " + sizes[2].c_str() + ")";
+    }
+    const double written_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - written_from).count();
+    // Every pooled connection prepares its statements before the blocks.
+    for (std::size_t n = 0; n < variants.size(); ++n)
+      (void)meter.measure(16, a2::bench::Budget{args.ms(300), INT64_MAX},
+                          [&](int t, std::int64_t i) {
+                            (void)variants[n].store->append(
+                                "history-warm-" + std::to_string(n) + "-" + std::to_string(t),
+                                a2::bench::events(1, i, false));
+                          });
+    note("history: appends");
+    constexpr int kRounds = 3;
+    const a2::bench::Budget budget{args.ms(1000), INT64_MAX};
+    std::int64_t offset = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      for (int threads : {1, 16}) {
+        for (std::size_t n = 0; n < variants.size(); ++n) {
+          auto& v = variants[n];
+          (threads == 1 ? v.at1 : v.at16).merge(meter.measure(threads, budget, [&](int t, std::int64_t i) {
+            (void)v.store->append("history-" + std::to_string(n) + "-" + std::to_string(t),
+                                  a2::bench::events(1, offset + i, false));
+          }));
+        }
+        offset += 1000000;
+      }
+    }
+    Table table({"state", "event ids", "threads", "ops/s", "p50 µs", "p99 µs", "server ms/op",
+                 "pages read/op", "pages dirtied/op", "machine CPU µs/op", "ops/s vs fresh"});
+    for (int threads : {1, 16}) {
+      auto& fresh = threads == 1 ? variants[0].at1 : variants[0].at16;
+      for (auto& v : variants) {
+        auto& b = threads == 1 ? v.at1 : v.at16;
+        table.add({v.state, v.ids, std::to_string(threads), fmt(b.m.ops_per_s(), 0),
+                   fmt(b.m.latency.p50_us(), 0), fmt(b.m.latency.p99_us(), 0),
+                   fmt(b.per_op("exec_ms"), 3), fmt(b.per_op("blks_read"), 2),
+                   fmt(b.per_op("blks_dirtied"), 2), fmt(b.per_op("machine_cpu_s") * 1e6, 0),
+                   percent(b.m.ops_per_s(), fresh.m.ops_per_s())});
+      }
+    }
+    if (variants[0].at16.m.ops_per_s() > 0)
+      history_ratio16 = variants[1].at16.m.ops_per_s() / variants[0].at16.m.ops_per_s();
+    if (variants[0].at1.m.ops_per_s() > 0)
+      history_ratio1 = variants[1].at1.m.ops_per_s() / variants[0].at1.m.ops_per_s();
+    std::cout << "### Appends against 2M events of history\n\n"
+                 "A schema whose a2_events holds "
+              << kHistoryEvents << " settled events (" << kHistoryEvents / kHistoryPerSession
+              << " sessions of " << kHistoryPerSession
+              << "; table " << history_table << ", its unique index on event_id " << event_id_index
+              << "), written by one `INSERT ... SELECT` from `generate_series` and `VACUUM "
+                 "ANALYZE` ("
+              << fmt(written_s, 1)
+              << " s), with event ids of 32 random hex digits (md5 of the row's number), as a "
+                 "store with random ids or callers' own ids leave them; beside it a fresh schema. "
+                 "Stores as the suite's (pool_size 16, append_groups 2), with the default id "
+                 "source (TimeOrderedIdSource: the drawing's milliseconds, then random bits) and, "
+                 "on the history, with RandomIdSource. Each thread appends one event per call to "
+                 "a session of its own. "
+              << kRounds << " interleaved rounds of " << budget.duration.count()
+              << " ms per row, summed. Pages read/op: `shared_blks_read` of pg_stat_statements per "
+                 "append (pages the statement found outside the server's buffer cache), pages "
+                 "dirtied/op: `shared_blks_dirtied`; the other columns as in Operations. An "
+                 "append inserts its id into the unique index on event_id: a random id lands on "
+                 "a random leaf of an index larger than the buffer cache, a time-ordered one on "
+                 "the few leaves at its right end (docs/postgres-layout.md#indexes).\n\n";
+    table.print();
+    for (auto& v : variants) v.store->close();
+    if (!server) {
+      pqxx::nontransaction tx(admin);
+      tx.exec("drop schema if exists \"" + fresh_schema + "\" cascade");
+      tx.exec("drop schema if exists \"" + history_schema + "\" cascade");
+    }
+  }
+
   if (sections.has("wake")) {
     auto other = a2::postgres::open({.connection = connection,
                                      .schema = schema,
@@ -1324,6 +1464,13 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                             : std::string("(")) +
                      "ops/s " + percent(grown.m.ops_per_s(), base.m.ops_per_s()) + ")",
                  ratio <= 1.1 ? "yes" : "no"});
+  }
+  if (history_ratio1 && history_ratio16) {
+    targets.add({"append 1 with 2M events of history within 10% of a fresh schema (ops/s, default "
+                 "ids; Appends against 2M events of history)",
+                 "1 thread: " + percent(*history_ratio1, 1.0) + ", 16 threads: " +
+                     percent(*history_ratio16, 1.0),
+                 *history_ratio1 >= 0.9 && *history_ratio16 >= 0.9 ? "yes" : "no"});
   }
   // The verdict uses the median repetition's server time; the worst one is shown beside it.
   for (auto& l : large) {
