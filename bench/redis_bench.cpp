@@ -7,8 +7,9 @@
 // Sections (all by default): suite (operations and growth), ceiling (redis-benchmark ceiling and
 // layout floor), commands (server time by command), discovery (work discovery growth), claim5k
 // (one claim of 5,000 ready events), writes (16 threads' writes with and without the write
-// connections, and the callers' own round trips). The script-text check always runs; the targets table shows
-// the rows of the sections that ran.
+// connections, and the callers' own round trips), history (appends on servers holding 1.5M and
+// 2.1M events against an empty one; servers of its own, so only without --url). The script-text check
+// always runs; the targets table shows the rows of the sections that ran.
 //
 // Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence).
 // Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
@@ -1113,6 +1114,183 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     for (auto& v : variants) v.store->close();
   }
 
+  // ---- Appends against a history of millions of events. ----
+  // Servers of their own, alike but for the history: one empty, one holding 1.5M settled events
+  // (its keyspace's table between two doublings), one holding 2.1M (just past 2^21 keys: the
+  // table doubles, which Redis does incrementally over minutes). Interleaved rounds of append 1
+  // at 1 and 16 threads on each, each thread on a session of its own; each server's counters
+  // from its own INFO.
+  std::optional<std::vector<std::string>> history_target, history_rehash;
+  if (on("history") && server) {
+    constexpr std::int64_t kPerSession = 1000;
+    struct Variant {
+      std::string state;
+      std::int64_t events;
+      std::unique_ptr<a2::test::RedisServer> server;
+      std::unique_ptr<Admin> admin;
+      std::unique_ptr<a2::bench::Meter> meter;
+      std::unique_ptr<a2::Store> store;
+      std::string keys, memory;
+      double written_s = 0;
+      a2::bench::Block at1, at16;
+      double lookup_us = 0;  // The MGET of an append's four keys alone, server µs per call.
+    };
+    std::vector<Variant> variants;
+    for (const auto& [state, events] : std::vector<std::pair<std::string, std::int64_t>>{
+             {"empty server", 0},
+             {"1.5M events of history", 1500000},
+             {"2.1M events of history, its keyspace's table doubling", 2100000}}) {
+      Variant v{state, events, std::make_unique<a2::test::RedisServer>(false), nullptr, nullptr,
+                nullptr, {}, {}, 0, {}, {}, 0};
+      v.admin = std::make_unique<Admin>(parse_url(v.server->url()));
+      auto* variant_admin = v.admin.get();
+      v.meter =
+          std::make_unique<a2::bench::Meter>([variant_admin] { return snapshot(*variant_admin); });
+      auto o = options_for(prefix);
+      o.url = v.server->url();
+      v.store = a2::redis::open(o);
+      variants.push_back(std::move(v));
+    }
+    for (auto& v : variants) {
+      if (v.events == 0) continue;
+      note("history: writing " + std::to_string(v.events) + " events");
+      const auto from = std::chrono::steady_clock::now();
+      const std::int64_t sessions = v.events / kPerSession;
+      (void)a2::bench::run_threads(2, {std::chrono::hours(1), sessions / 2},
+                                   [&](int t, std::int64_t i) {
+                                     a2::bench::prefill(
+                                         *v.store,
+                                         "history-" + std::to_string(t * (sessions / 2) + i),
+                                         kPerSession);
+                                   });
+      v.written_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+    }
+    for (auto& v : variants) {
+      v.keys = v.admin->command({"DBSIZE"});
+      std::smatch m;
+      std::string info = v.admin->command({"INFO", "memory"});
+      v.memory = std::regex_search(info, m, std::regex(R"(used_memory_human:([^\r\n]+))"))
+                     ? std::string(m[1])
+                     : std::string("?");
+    }
+    for (auto& v : variants)  // Scripts loaded, connections open.
+      (void)v.meter->measure(16, a2::bench::Budget{args.ms(300), INT64_MAX},
+                             [&](int t, std::int64_t i) {
+                               (void)v.store->append("warm-" + std::to_string(t),
+                                                     a2::bench::events(1, i, false));
+                             });
+    note("history: appends");
+    constexpr int kRounds = 3;
+    const a2::bench::Budget budget{args.ms(1000), INT64_MAX};
+    std::int64_t offset = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      for (int threads : {1, 16}) {
+        for (auto& v : variants) {
+          (threads == 1 ? v.at1 : v.at16)
+              .merge(v.meter->measure(threads, budget, [&](int t, std::int64_t i) {
+                (void)v.store->append("append-" + std::to_string(t),
+                                      a2::bench::events(1, offset + i, false));
+              }));
+        }
+        offset += 1000000;
+      }
+    }
+    // The key lookups alone: redis-benchmark running EVALSHA of a script that only MGETs the
+    // four keys an append's MGET reads (the session's counter, split and clear boundary, and a
+    // random missing id key), on each server.
+    std::string lookup_command;
+    for (auto& v : variants) {
+      const std::string sha = v.admin->command(
+          {"SCRIPT", "LOAD", "return #redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])"});
+      const std::string lookup_args = sha + " 4 " + prefix + ":append-0:count " + prefix +
+                                      ":append-0:meta-split " + prefix + ":append-0:clear " +
+                                      prefix + ":ids:__rand_int__";
+      a2::bench::Counters d = v.meter->around([&] {
+        lookup_command =
+            redis_benchmark(parse_url(v.server->url()), lookup_args, 1, 20000, " -r 2000000000")
+                .command;
+      });
+      v.lookup_us = get(d, "cmd:mget") > 0 ? get(d, "usec:mget") / get(d, "cmd:mget") : 0;
+    }
+    Table table({"state", "threads", "ops/s", "p50 µs", "p99 µs", "server µs/op in EVALSHA",
+                 "machine CPU µs/op", "ops/s vs empty", "server µs/op vs empty",
+                 "server µs/op by command inside", "the MGET alone (redis-benchmark): µs/call"});
+    auto by_command = [](a2::bench::Block& b) {
+      std::string out;
+      for (const char* name : {"mget", "xadd", "mset", "zadd", "publish"})
+        out += (out.empty() ? "" : ", ") + std::string(name) + " " +
+               fmt(b.per_op(std::string("usec:") + name), 2);
+      return out;
+    };
+    for (int threads : {1, 16}) {
+      auto& empty = threads == 1 ? variants[0].at1 : variants[0].at16;
+      for (auto& v : variants) {
+        auto& b = threads == 1 ? v.at1 : v.at16;
+        table.add({v.state, std::to_string(threads), fmt(b.m.ops_per_s(), 0),
+                   fmt(b.m.latency.p50_us(), 0), fmt(b.m.latency.p99_us(), 0),
+                   fmt(b.per_op("evalsha_usec"), 1), fmt(b.per_op("machine_cpu_s") * 1e6, 0),
+                   percent(b.m.ops_per_s(), empty.m.ops_per_s()),
+                   percent(b.per_op("evalsha_usec"), empty.per_op("evalsha_usec")),
+                   by_command(b), fmt(v.lookup_us, 2)});
+      }
+    }
+    std::cout << "### Appends against millions of events of history\n\n"
+                 "Private redis-servers started for this section, alike but for the history: ";
+    for (auto& v : variants) {
+      std::cout << (v.events == 0 ? "one empty" : "; one holding " + std::to_string(v.events) +
+                                                     " settled events (" +
+                                                     std::to_string(v.events / kPerSession) +
+                                                     " sessions of " +
+                                                     std::to_string(kPerSession) +
+                                                     ", appended in calls of 1000 by a store "
+                                                     "from 2 threads in " +
+                                                     fmt(v.written_s, 1) + " s)")
+                << " (" << v.keys << " keys, used_memory " << v.memory << ")";
+    }
+    std::cout << ". Every event id is a key of its own (docs/redis-layout.md), so the history is "
+                 "as many keys in the server's keyspace, whose hash table Redis doubles when the "
+                 "keys reach its size (2^21 = 2,097,152 here) and then rehashes incrementally, "
+                 "a few buckets with every key lookup and 1 ms per 100 ms in the background: "
+                 "measured by hand with `DEBUG HTSTATS 0` on this machine, a table of 2.1M keys "
+                 "was still rehashing two minutes later, and a SET cost 7-10 µs of server time "
+                 "meanwhile instead of about 2. 1.5M keys stay below that size while the rows "
+                 "run; 2.1M passed it while being written, so its rows run during the rehash. "
+                 "Stores as the suite's; each thread appends one event per call to a session of "
+                 "its own. "
+              << kRounds << " interleaved rounds of " << budget.duration.count()
+              << " ms per row, summed; each server's counters from its own INFO, the columns as "
+                 "in Operations. The last column is the server time of an MGET of the four keys "
+                 "an append's MGET reads (the session's counter, split and clear boundary, and a "
+                 "missing id key) with nothing else, from a script run by `"
+              << lookup_command
+              << "` on each server after the rounds (the host and port of that server): what key "
+                 "lookups cost in a keyspace of that size, whatever the code around them.\n\n";
+    table.print();
+    auto ratios = [&](Variant& v) {
+      auto& e1 = variants[0].at1;
+      auto& e16 = variants[0].at16;
+      const double r1 = v.at1.per_op("evalsha_usec") / std::max(e1.per_op("evalsha_usec"), 1e-9);
+      const double r16 = e16.m.ops_per_s() > 0 ? v.at16.m.ops_per_s() / e16.m.ops_per_s() : 0;
+      return std::make_pair(r1, r16);
+    };
+    auto [r1, r16] = ratios(variants[1]);
+    history_target = std::vector<std::string>{
+        "append 1 with 1.5M events of history within 10% of an empty server (1 thread: server "
+        "time/op; 16 threads: ops/s; Appends against millions of events of history)",
+        "1 thread: server time/op " + percent(r1, 1.0) + " (ops/s " +
+            percent(variants[1].at1.m.ops_per_s(), variants[0].at1.m.ops_per_s()) +
+            "), 16 threads: ops/s " + percent(r16, 1.0),
+        r1 <= 1.1 && r16 >= 0.9 ? "yes" : "no"};
+    auto [q1, q16] = ratios(variants[2]);
+    history_rehash = std::vector<std::string>{
+        "(no target) the same with 2.1M events, while the keyspace's table doubles (Redis's "
+        "incremental rehash)",
+        "1 thread: server time/op " + percent(q1, 1.0) + ", 16 threads: ops/s " +
+            percent(q16, 1.0),
+        "-"};
+    for (auto& v : variants) v.store->close();
+  }
+
   // ---- Targets. ----
   double rt_append1 = blocks["append1@1"].per_op("round_trips");
   double rt_append10 = blocks["append10@1"].per_op("round_trips");
@@ -1220,6 +1398,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   }
   if (discovery_target) targets.add(*discovery_target);
   if (large_target) targets.add(*large_target);
+  if (history_target) targets.add(*history_target);
+  if (history_rehash) targets.add(*history_rehash);
   std::cout << "### Redis targets\n\n";
   targets.print();
   store->close();
@@ -1239,9 +1419,11 @@ int main(int argc, char** argv) {
         std::stringstream list(argv[++i]);
         for (std::string section; std::getline(list, section, ',');) {
           if (section != "suite" && section != "ceiling" && section != "commands" &&
-              section != "discovery" && section != "claim5k" && section != "writes")
-            throw std::runtime_error("unknown section " + section +
-                                     " (suite, ceiling, commands, discovery, claim5k, writes)");
+              section != "discovery" && section != "claim5k" && section != "writes" &&
+              section != "history")
+            throw std::runtime_error(
+                "unknown section " + section +
+                " (suite, ceiling, commands, discovery, claim5k, writes, history)");
           only.insert(section);
         }
         continue;
