@@ -177,6 +177,19 @@ struct Ceiling {
   std::string command;
   double tps = 0;
   double latency_ms = 0;
+  int runs = 0;  // pgbench runs merged into this one (each of the same number of transactions).
+  // Adds a run of the same command and transaction count: the TPS of all the transactions over
+  // all the runs' time (a harmonic mean) and the mean of the average latencies.
+  void merge(const Ceiling& run) {
+    if (runs == 0) {
+      *this = run;
+      runs = 1;
+      return;
+    }
+    tps = (runs + 1) / (runs / tps + 1 / run.tps);
+    latency_ms = (latency_ms * runs + run.latency_ms) / (runs + 1);
+    ++runs;
+  }
 };
 
 Ceiling pgbench(const std::string& exe, const std::string& script, const std::string& connection,
@@ -787,8 +800,10 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       tx.exec("create table a2bench_ceiling (id bigserial primary key, v integer not null)");
       tx.exec(floor_function);
     }
-    // Each pgbench run is bracketed by two blocks of our own append 1 (1 thread, or 16 threads
-    // on 16 sessions), so a change of load on the machine affects all alike.
+    // In kPairRounds rounds, each pgbench run (a third of the transactions each time) is
+    // bracketed by blocks of our own append 1 (1 thread, or 16 threads on 16 sessions), so a
+    // change of the machine's speed during the section affects all alike.
+    constexpr int kPairRounds = 3;
     struct Pair {
       Ceiling ceiling;
       double server_ms = 0;  // Server time per INSERT (pg_stat_statements).
@@ -814,7 +829,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       text << file.rdbuf();
       append_one_text = text.str();
     }
+    int threaded_runs = 0;  // Each run's sessions are its own (a repeated id would be a replay).
     auto threaded = [&](int threads, a2::bench::Budget budget) {
+      ++threaded_runs;
       std::vector<PGconn*> conns;
       for (int t = 0; t < threads; ++t) {
         PGconn* c = PQconnectdb(connection.c_str());
@@ -831,15 +848,16 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         // One call first: a new backend compiles the plpgsql functions at their first call
         // (milliseconds), which the store's pooled connections did long before.
         const std::string warm = "a2bench-fn-threads-warm-" + std::to_string(t);
-        const std::string warm_id = warm + "-" + std::to_string(threads);
+        const std::string warm_id =
+            warm + "-" + std::to_string(threads) + "-" + std::to_string(threaded_runs);
         const char* values[] = {warm.c_str(), "1700000000000", warm_id.c_str(), "bench.event",
                                 "{}"};
         PQclear(PQexecPrepared(c, "floor_append_one", 5, values, nullptr, nullptr, 0));
       }
       const std::string now = "1700000000000";
       a2::bench::Block block = meter.measure(threads, budget, [&](int t, std::int64_t i) {
-        const std::string s = "a2bench-fn-threads-" + std::to_string(threads) + "-" +
-                              std::to_string(t);
+        const std::string s = "a2bench-fn-threads-" + std::to_string(threaded_runs) + "-" +
+                              std::to_string(threads) + "-" + std::to_string(t);
         const std::string id = s + "-" + std::to_string(i);
         const char* values[] = {s.c_str(), now.c_str(), id.c_str(), "bench.event",
                                 "{\"n\": 1, \"text\": \"benchmark event\"}"};
@@ -857,33 +875,42 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     };
     auto paired = [&](int threads, const std::string& options) {
       Pair pair;
-      a2::bench::Budget budget{args.ms(2500), INT64_MAX};
+      a2::bench::Budget budget{args.ms(2500 / 2), INT64_MAX};
+      std::int64_t offset = 0;
       auto ours = [&] {
+        offset += 1000000;
         return meter.measure(threads, budget, [&](int t, std::int64_t i) {
           (void)store->append("pair-t" + std::to_string(threads) + "-" + std::to_string(t),
-                              a2::bench::events(1, i, false));
+                              a2::bench::events(1, offset + i, false));
         });
       };
+      // Each kind's counters over its runs, for its server time per statement.
+      a2::bench::Counters d, f, q, fn;
       pair.ours = ours();
-      a2::bench::Counters d =
-          meter.around([&] { pair.ceiling = pgbench(exe, script, connection, options); });
+      for (int round = 0; round < kPairRounds; ++round) {
+        d = a2::bench::plus(d, meter.around(
+                                   [&] { pair.ceiling.merge(pgbench(exe, script, connection, options)); }));
+        f = a2::bench::plus(f, meter.around([&] {
+          pair.floor.merge(pgbench(exe, floor_script, connection, "-M prepared " + options));
+        }));
+        q = a2::bench::plus(q, meter.around([&] {
+          pair.silent.merge(pgbench(exe, silent_script, connection, "-M prepared " + options));
+        }));
+        fn = a2::bench::plus(fn, meter.around([&] {
+          pair.function.merge(
+              pgbench(exe, function_script, function_connection, "-M prepared " + options));
+        }));
+        pair.threaded.merge(threaded(threads, {args.ms(2500 / kPairRounds), INT64_MAX}));
+        pair.ours.merge(ours());
+      }
       pair.server_ms = per_statement(d);
-      a2::bench::Counters f = meter.around(
-          [&] { pair.floor = pgbench(exe, floor_script, connection, "-M prepared " + options); });
       pair.floor_server_ms = per_statement(f);
-      a2::bench::Counters q = meter.around(
-          [&] { pair.silent = pgbench(exe, silent_script, connection, "-M prepared " + options); });
       pair.silent_server_ms = per_statement(q);
-      a2::bench::Counters fn = meter.around([&] {
-        pair.function = pgbench(exe, function_script, function_connection, "-M prepared " + options);
-      });
       pair.function_server_ms = per_statement(fn);
-      pair.threaded = threaded(threads, budget);
-      pair.ours.merge(ours());
       return pair;
     };
-    Pair p1 = paired(1, "-c 1 -t 20000");
-    Pair p16 = paired(16, "-c 16 -j 2 -t 2500");
+    Pair p1 = paired(1, "-c 1 -t " + std::to_string(20000 / kPairRounds));
+    Pair p16 = paired(16, "-c 16 -j 2 -t " + std::to_string(2500 / kPairRounds));
     drop_floor();
     a2::test::remove_tree(dir);
     ceiling_ran = true;
@@ -928,11 +955,14 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         << "### Ceiling: pgbench, one single-row INSERT per transaction\n\n"
         << "`insert.sql` = `insert into a2bench_ceiling (v) values (1);` (table `id bigserial "
            "primary key, v integer not null`), same server and connection string (TPS "
-           "without initial connection time). Each pgbench run (ceiling and floors) is "
-           "bracketed by two "
-        << args.ms(2500).count()
-        << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
-           "so all see the same machine load. a2's average latency = wall time x threads "
+           "without initial connection time). The pgbench runs (ceiling and floors) go in "
+        << kPairRounds
+        << " rounds, each command once per round (the transactions shown per run; TPS over "
+           "all its runs' transactions and time, latency their mean), and a block of a2's "
+           "append 1 at the same concurrency (of "
+        << args.ms(2500 / 2).count()
+        << " ms, summed in the a2 columns) comes before the first round and after each, so "
+           "a change of the machine's speed during the section affects all alike. a2's average latency = wall time x threads "
            "/ operations; server µs/op = `total_exec_time / calls` of pg_stat_statements "
            "(the INSERT, or a2's top-level statement).\n\n";
     ceiling.print();
@@ -973,14 +1003,14 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "insert, the work index entry and the wake-up flag, which the store's notifier "
                  "turns into a NOTIFY after commit) with the store's settings, a fresh event "
                  "id per call, each client on its own session; prepared (`-M prepared`), in the "
-                 "same pairs of a2 blocks as above. `it / floor without NOTIFY` is what a2's "
+                 "same rounds as above. `it / floor without NOTIFY` is what a2's "
                  "server-side obligations beyond the protocol floor cost; `a2 / it` is what "
                  "a2's client (validation, JSON, the pool and its idle check, the "
                  "notifier's rounds) costs. The last two rows run a2's own statement "
                  "(sql/append_one.sql, with its result columns) as a library's callers call "
                  "the store, but with no library: a thread per caller waiting for its reply on "
                  "a blocking libpq connection of its own (`PQexecPrepared`), a fresh event id "
-                 "per call, in the same pairs of a2 blocks; TPS there is calls/s, server µs/op "
+                 "per call, in the same rounds; TPS there is calls/s, server µs/op "
                  "that statement's:\n\n```\n"
               << "\\set n random(1, 1000000000000)\n"
                  "select r_index from a2_append_one('a2bench-fn-' || :client_id, 1700000000000, "
