@@ -61,6 +61,19 @@ struct Ceiling {
   std::string command;
   double rps = 0;
   double p50_ms = 0;
+  int runs = 0;  // redis-benchmark runs merged into this one (each of the same request count).
+  // Adds a run of the same command and request count: the rate of all the requests over all the
+  // runs' time (a harmonic mean) and the mean of the runs' medians.
+  void merge(const Ceiling& run) {
+    if (runs == 0) {
+      *this = run;
+      runs = 1;
+      return;
+    }
+    rps = (runs + 1) / (runs / rps + 1 / run.rps);
+    p50_ms = (p50_ms * runs + run.p50_ms) / (runs + 1);
+    ++runs;
+  }
 };
 
 Ceiling redis_benchmark(const Endpoint& e, const std::string& evalsha_args, int clients,
@@ -595,24 +608,34 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       for (auto* c : contexts) redisFree(c);
       return block;
     };
+    // In kPairRounds rounds, each redis-benchmark run (a third of the requests each time) is
+    // bracketed by blocks of a2's append 1, so a change of the machine's speed during the
+    // section affects all alike.
+    constexpr int kPairRounds = 3;
+    constexpr int kRequests = 100000 / kPairRounds;
     auto paired = [&](int threads) {
       Pair p;
-      a2::bench::Budget budget{args.ms(2500), INT64_MAX};
+      a2::bench::Budget budget{args.ms(2500 / 2), INT64_MAX};
       auto ours = [&] {
         return meter.measure(threads, budget, [&](int t, std::int64_t i) {
           (void)store->append("pair-t" + std::to_string(threads) + "-" + std::to_string(t),
                               a2::bench::events(1, i, false));
         });
       };
+      a2::bench::Counters d, f;
       p.ours = ours();
-      a2::bench::Counters d = meter.around(
-          [&] { p.ceiling = redis_benchmark(endpoint, ceiling_args, threads, 100000); });
+      for (int round = 0; round < kPairRounds; ++round) {
+        d = a2::bench::plus(d, meter.around([&] {
+          p.ceiling.merge(redis_benchmark(endpoint, ceiling_args, threads, kRequests));
+        }));
+        f = a2::bench::plus(f, meter.around([&] {
+          p.floor.merge(redis_benchmark(endpoint, floor_args, threads, kRequests, floor_options));
+        }));
+        p.threaded_floor.merge(threaded_floor(threads, {args.ms(2500 / kPairRounds), INT64_MAX}));
+        p.ours.merge(ours());
+      }
       p.server_us = evalsha_us(d);
-      a2::bench::Counters f = meter.around(
-          [&] { p.floor = redis_benchmark(endpoint, floor_args, threads, 100000, floor_options); });
       p.floor_server_us = evalsha_us(f);
-      p.threaded_floor = threaded_floor(threads, budget);
-      p.ours.merge(ours());
       return p;
     };
     p1 = paired(1);
@@ -657,11 +680,15 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
               << "Script: `redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', "
                  "KEYS[2], 'f', 'v') return 1` (SCRIPT LOADed first), same server. Full command: `"
               << c1.command
-              << "` (and `-c 16`). Each redis-benchmark run (ceiling and floor) is "
-                 "bracketed by two "
-              << args.ms(2500).count()
-              << " ms blocks of a2's append 1 at the same concurrency (summed in the a2 columns), "
-                 "so all see the same machine load. Server µs/op = `usec` of EVALSHA in `INFO "
+              << "` (and `-c 16`). The redis-benchmark runs (ceiling and floor) go in "
+              << kPairRounds
+              << " rounds, each command once per round (the requests shown per run; ops/s over "
+                 "all its runs' requests and time, p50 the mean of the runs' medians), and a "
+                 "block of a2's append 1 at the same concurrency (of "
+              << args.ms(2500 / 2).count()
+              << " ms, summed in the a2 columns) comes before the first round and after each, "
+                 "so a change of the machine's speed during the section affects all alike. "
+                 "Server µs/op = `usec` of EVALSHA in `INFO "
                  "commandstats` per call.\n\n";
     ceiling.print();
     std::cout
@@ -678,7 +705,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         << "`), so each call adds a key, as a fresh event id does. Script:\n\n```lua\n"
         << kAppendFloorScript << "\n```\n\nFull command: `" << p1.floor.command
         << "` (and `-c 16`). The last two rows run the same script as a2's callers call the "
-           "store, in the same pairs of a2 blocks: a thread per caller waiting for its reply on a "
+           "store, in the same rounds: a thread per caller waiting for its reply on a "
            "blocking hiredis connection of its own (`redisCommandArgv`), a fresh random id per "
            "call, no validation, JSON or pool. redis-benchmark is one thread with an event loop "
            "over its 16 connections; the threaded floor shows what 16 threads that each wait "
