@@ -556,8 +556,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     // bench-floor:ids:000000000000 instead of adding a key).
     const std::string floor_range = "2000000000";
     const std::string floor_options = " -r " + floor_range;
-    // Each ceiling and floor run is bracketed by two blocks of our own append 1 (same thread
-    // count), so a change of load on the machine during the run affects all three alike.
+    // The runs go in rounds between blocks of our own append 1 (same thread count), so a change
+    // of load on the machine during the section affects all three alike (kPairRounds below).
     auto evalsha_us = [](const a2::bench::Counters& d) {
       return a2::bench::get(d, "evalsha") > 0
                  ? a2::bench::get(d, "evalsha_usec") / a2::bench::get(d, "evalsha")
@@ -1161,6 +1161,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       double written_s = 0;
       a2::bench::Block at1, at16;
       double lookup_us = 0;  // The MGET of an append's four keys alone, server µs per call.
+      double floor_us = 0;   // The append's layout floor script, server µs per call.
     };
     std::vector<Variant> variants;
     for (const auto& [state, events] : std::vector<std::pair<std::string, std::int64_t>>{
@@ -1168,7 +1169,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
              {"1.5M events of history", 1500000},
              {"2.1M events of history, its keyspace's table doubling", 2100000}}) {
       Variant v{state, events, std::make_unique<a2::test::RedisServer>(false), nullptr, nullptr,
-                nullptr, {}, {}, 0, {}, {}, 0};
+                nullptr, {}, {}, 0, {}, {}, 0, 0};
       v.admin = std::make_unique<Admin>(parse_url(v.server->url()));
       auto* variant_admin = v.admin.get();
       v.meter =
@@ -1238,10 +1239,24 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                 .command;
       });
       v.lookup_us = get(d, "cmd:mget") > 0 ? get(d, "usec:mget") / get(d, "cmd:mget") : 0;
+      // The layout floor of an append (Layout floor section) on the same server, its id key
+      // random in the same keyspace.
+      const std::string floor_sha = v.admin->command({"SCRIPT", "LOAD", kAppendFloorScript});
+      a2::bench::Counters fd = v.meter->around([&] {
+        (void)redis_benchmark(parse_url(v.server->url()),
+                              floor_sha +
+                                  " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
+                                  "bench-floor:ids:__rand_int__ bench-floor:log "
+                                  "bench-floor:pending bench-floor:ready bench-floor:work "
+                                  "__rand_int__ bench-floor",
+                              1, 20000, " -r 2000000000");
+      });
+      v.floor_us = get(fd, "evalsha") > 0 ? get(fd, "evalsha_usec") / get(fd, "evalsha") : 0;
     }
     Table table({"state", "threads", "ops/s", "p50 µs", "p99 µs", "server µs/op in EVALSHA",
                  "machine CPU µs/op", "ops/s vs empty", "server µs/op vs empty",
-                 "server µs/op by command inside", "the MGET alone (redis-benchmark): µs/call"});
+                 "server µs/op by command inside", "the MGET alone (redis-benchmark): µs/call",
+                 "layout floor (redis-benchmark): µs/call"});
     auto by_command = [](a2::bench::Block& b) {
       std::string out;
       for (const char* name : {"mget", "xadd", "mset", "zadd", "publish"})
@@ -1258,7 +1273,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                    fmt(b.per_op("evalsha_usec"), 1), fmt(b.per_op("machine_cpu_s") * 1e6, 0),
                    percent(b.m.ops_per_s(), empty.m.ops_per_s()),
                    percent(b.per_op("evalsha_usec"), empty.per_op("evalsha_usec")),
-                   by_command(b), fmt(v.lookup_us, 2)});
+                   by_command(b), fmt(v.lookup_us, 2), fmt(v.floor_us, 1)});
       }
     }
     std::cout << "### Appends against millions of events of history\n\n"
@@ -1291,7 +1306,10 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "missing id key) with nothing else, from a script run by `"
               << lookup_command
               << "` on each server after the rounds (the host and port of that server): what key "
-                 "lookups cost in a keyspace of that size, whatever the code around them.\n\n";
+                 "lookups cost in a keyspace of that size, whatever the code around them; then "
+                 "the append's layout floor script (Layout floor section: the commands an append "
+                 "must run, constant arguments, a random new id key per call), 20000 calls from "
+                 "one client, its EVALSHA server time per call.\n\n";
     table.print();
     auto ratios = [&](Variant& v) {
       auto& e1 = variants[0].at1;
@@ -1306,7 +1324,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         "time/op; 16 threads: ops/s; Appends against millions of events of history)",
         "1 thread: server time/op " + percent(r1, 1.0) + " (ops/s " +
             percent(variants[1].at1.m.ops_per_s(), variants[0].at1.m.ops_per_s()) +
-            "), 16 threads: ops/s " + percent(r16, 1.0),
+            "), 16 threads: ops/s " + percent(r16, 1.0) +
+            "; the layout floor's server time on that server: " +
+            percent(variants[1].floor_us, variants[0].floor_us) + " of the empty server's",
         r1 <= 1.1 && r16 >= 0.9 ? "yes" : "no"};
     auto [q1, q16] = ratios(variants[2]);
     history_rehash = std::vector<std::string>{
