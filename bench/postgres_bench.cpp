@@ -177,19 +177,15 @@ struct Ceiling {
   std::string command;
   double tps = 0;
   double latency_ms = 0;
-  int runs = 0;  // pgbench runs merged into this one (each of the same number of transactions).
-  // Adds a run of the same command and transaction count: the TPS of all the transactions over
-  // all the runs' time (a harmonic mean) and the mean of the average latencies.
+  // Adds a run of the same command and transaction count (a2::bench::MergedRuns): TPS over all
+  // the runs, latency their mean.
   void merge(const Ceiling& run) {
-    if (runs == 0) {
-      *this = run;
-      runs = 1;
-      return;
-    }
-    tps = (runs + 1) / (runs / tps + 1 / run.tps);
-    latency_ms = (latency_ms * runs + run.latency_ms) / (runs + 1);
-    ++runs;
+    command = run.command;
+    merged.add(run.tps, run.latency_ms);
+    tps = merged.rate;
+    latency_ms = merged.figure;
   }
+  a2::bench::MergedRuns merged;
 };
 
 Ceiling pgbench(const std::string& exe, const std::string& script, const std::string& connection,

@@ -61,19 +61,15 @@ struct Ceiling {
   std::string command;
   double rps = 0;
   double p50_ms = 0;
-  int runs = 0;  // redis-benchmark runs merged into this one (each of the same request count).
-  // Adds a run of the same command and request count: the rate of all the requests over all the
-  // runs' time (a harmonic mean) and the mean of the runs' medians.
+  // Adds a run of the same command and request count (a2::bench::MergedRuns): ops/s over all
+  // the runs, p50 the mean of their medians.
   void merge(const Ceiling& run) {
-    if (runs == 0) {
-      *this = run;
-      runs = 1;
-      return;
-    }
-    rps = (runs + 1) / (runs / rps + 1 / run.rps);
-    p50_ms = (p50_ms * runs + run.p50_ms) / (runs + 1);
-    ++runs;
+    command = run.command;
+    merged.add(run.rps, run.p50_ms);
+    rps = merged.rate;
+    p50_ms = merged.figure;
   }
+  a2::bench::MergedRuns merged;
 };
 
 Ceiling redis_benchmark(const Endpoint& e, const std::string& evalsha_args, int clients,
