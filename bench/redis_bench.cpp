@@ -250,76 +250,94 @@ constexpr const char* kAppendFloorScript =
     "return { 'ok', '1', '1' }";
 
 // The cycle's layout floor: the commands of claim_available's and complete_attempt's fast paths
-// (one ready event claimed; its completion with one unsettled child) with constant arguments and
-// no logic, on keys of their own: what any implementation of the seed's layout issues for one
-// claim + complete cycle. Lighter than a2 in that the claimed event is always index 1 (its meta
-// fields overwritten in place) and the child's entry takes `*`.
-// Claim: KEYS ready, meta-split, count, clear, meta, log, work.
+// (one ready event claimed; its completion with one unsettled child) with no logic, on keys of
+// their own: what any implementation of the seed's layout issues for one claim + complete cycle.
+// The event advances as a2's do: the claim takes index n (ARGV), its fields in the metadata chunk
+// of n (`meta:<floor((n - 1) / 1000)>`, so the hash grows to 1000 events' fields as a2's do) and
+// its stream entry n-0; the completion writes the child as entry n+1, the next claim's event.
+// Arguments are the event's own, built as a2 builds them; replies are constants.
+// Claim: KEYS ready, meta-split, count, clear, meta, log, work; ARGV n.
 constexpr const char* kClaimFloorScript =
+    "local n = ARGV[1]\n"
+    "local meta = KEYS[5] .. ':' .. math.floor((tonumber(n) - 1) / 1000)\n"
     "redis.call('ZRANGE', KEYS[1], 0, 100)\n"
     "redis.call('MGET', KEYS[2], KEYS[3], KEYS[4])\n"
-    "redis.call('HMGET', KEYS[5], '1:ce', '1:d', '1:fc', '1:a', '1:e', '1:lf', '1:lfa', '1:av')\n"
-    "local e = redis.call('XRANGE', KEYS[6], '1-0', '1-0')\n"
-    "redis.call('HSET', KEYS[5], '1:d', '1', '1:fc', '1700000000000', '1:lc', '1700000000000', "
-    "'1:ch', 'w', '1:ce', '1700000600000')\n"
-    "redis.call('ZADD', KEYS[7], '1700000600000', 'bench-cfloor')\n"
-    "return { 'claimed', '1', '1', '0', false, '1700000000000', '1700000000000', false, false, "
+    "redis.call('HMGET', meta, n .. ':ce', n .. ':d', n .. ':fc', n .. ':a', n .. ':e', "
+    "n .. ':lf', n .. ':lfa', n .. ':av')\n"
+    "local e = redis.call('XRANGE', KEYS[6], n .. '-0', n .. '-0')\n"
+    "redis.call('HSET', meta, n .. ':d', '1', n .. ':fc', '1700000000000', n .. ':lc', "
+    "'1700000000000', n .. ':ch', 'w', n .. ':ce', '1700000600000')\n"
+    "redis.call('ZADD', KEYS[7], '1700000600000', KEYS[1])\n"
+    "return { 'claimed', n, '1', '0', false, '1700000000000', '1700000000000', false, false, "
     "'w', '1700000600000', e[1], false, '0' }";
-// Complete: KEYS count, meta-split, clear, id key, meta, pending, ready, pins, log, work;
-// ARGV child id.
+// Complete: KEYS count, meta-split, clear, id key, meta, pending, ready, pins of n, log, work;
+// ARGV child id, n.
 constexpr const char* kCompleteFloorScript =
+    "local n = ARGV[2]\n"
+    "local c = tostring(tonumber(n) + 1)\n"
+    "local meta = KEYS[5] .. ':' .. math.floor((tonumber(n) - 1) / 1000)\n"
     "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
-    "redis.call('HMGET', KEYS[5], '1:d', '1:p', '1:pa', '1:ri', '1:ch', '1:f', '1:lfa', '1:l', "
-    "'1:next')\n"
-    "redis.call('HDEL', KEYS[5], '1:ch', '1:ce')\n"
-    "redis.call('ZREM', KEYS[6], '1')\n"
-    "redis.call('ZREM', KEYS[7], '1')\n"
+    "redis.call('HMGET', meta, n .. ':d', n .. ':p', n .. ':pa', n .. ':ri', n .. ':ch', "
+    "n .. ':f', n .. ':lfa', n .. ':l', n .. ':next')\n"
+    "redis.call('HDEL', meta, n .. ':ch', n .. ':ce')\n"
+    "redis.call('ZREM', KEYS[6], n)\n"
+    "redis.call('ZREM', KEYS[7], n)\n"
     "redis.call('SMEMBERS', KEYS[8])\n"
-    "redis.call('XADD', KEYS[9], '*', 'id', ARGV[1], 'type', 'bench.child', 'payload', "
+    "redis.call('XADD', KEYS[9], c .. '-0', 'id', ARGV[1], 'type', 'bench.child', 'payload', "
     "'{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', 'cause', "
-    "'{\"index\":1,\"attempt\":1}', 'lane', '')\n"
-    "redis.call('MSET', KEYS[4], '[\"bench-cfloor\",2]', KEYS[1], '2')\n"
-    "redis.call('ZADD', KEYS[6], 1, '1')\n"
-    "redis.call('ZADD', KEYS[7], 1, '1')\n"
-    "redis.call('HSET', KEYS[5], '1:p', '1700000000000', '1:pa', '1', '1:ri', '[\"' .. ARGV[1] .. "
-    "'\"]')\n"
-    "redis.call('ZADD', KEYS[10], 'LT', 1700000000000, 'bench-cfloor')\n"
-    "redis.pcall('PUBLISH', 'bench-cfloor:notify', '{\"f\":2,\"t\":1700000000000,\"e\":[[2,\"' "
-    ".. ARGV[1] .. '\",\"bench.child\",{\"n\":1,\"text\":\"benchmark event\"}]]}')\n"
-    "return { 'ok', '2' }";
+    "'{\"index\":' .. n .. ',\"attempt\":1}', 'lane', '')\n"
+    "redis.call('MSET', KEYS[4], '[\"bench-cfloor\",' .. c .. ']', KEYS[1], c)\n"
+    "redis.call('ZADD', KEYS[6], c, c)\n"
+    "redis.call('ZADD', KEYS[7], c, c)\n"
+    "redis.call('HSET', meta, n .. ':p', '1700000000000', n .. ':pa', '1', n .. ':ri', "
+    "'[\"' .. ARGV[1] .. '\"]')\n"
+    "redis.call('ZADD', KEYS[10], 'LT', 1700000000000, KEYS[6])\n"
+    "redis.pcall('PUBLISH', KEYS[9] .. ':notify', '{\"f\":' .. c .. ',\"t\":1700000000000,"
+    "\"e\":[[' .. c .. ',\"' .. ARGV[1] .. '\",\"bench.child\",{\"n\":1,\"text\":\"benchmark "
+    "event\"}]]}')\n"
+    "return { 'ok', c }";
 
 // Runs the cycle's layout floor (the two scripts above) on a connection of its own, keys under
-// "bench-cfloor:"; drop() deletes them.
+// `prefix` (the work index key `work`, shared when several run at once, as a2's is), the event
+// index advancing from 1 with each cycle; drop() deletes the keys.
 class CycleFloorCalls {
  public:
-  CycleFloorCalls(const Endpoint& endpoint, Admin& admin)
+  CycleFloorCalls(const Endpoint& endpoint, Admin& admin, std::string prefix = "bench-cfloor:",
+                  std::string work = "bench-cfloor:work")
       : client_(endpoint),
+        p_(std::move(prefix)),
+        work_(std::move(work)),
         claim_(admin.command({"SCRIPT", "LOAD", kClaimFloorScript})),
         complete_(admin.command({"SCRIPT", "LOAD", kCompleteFloorScript})) {
-    client_.command({"XADD", "bench-cfloor:log", "1-0", "id", "e1", "type", "bench.event",
-                     "payload", "{}", "created_at", "1700000000000", "cause", "", "lane", ""});
-    client_.command({"ZADD", "bench-cfloor:ready", "1", "1"});
-    client_.command({"ZADD", "bench-cfloor:pending", "1", "1"});
+    client_.command({"XADD", p_ + "log", "1-0", "id", "e1", "type", "bench.event", "payload",
+                     "{}", "created_at", "1700000000000", "cause", "", "lane", ""});
+    client_.command({"ZADD", p_ + "ready", "1", "1"});
+    client_.command({"ZADD", p_ + "pending", "1", "1"});
   }
+  // One cycle: claims the current event and completes it with the child `child-<i>`.
   void operator()(std::int64_t i) {
-    const std::string p = "bench-cfloor:";
     const std::string id = "child-" + std::to_string(i);
-    client_.command({"EVALSHA", claim_, "7", p + "ready", p + "meta-split", p + "count",
-                     p + "clear", p + "meta", p + "log", p + "work"});
-    client_.command({"EVALSHA", complete_, "10", p + "count", p + "meta-split", p + "clear",
-                     p + "ids:" + id, p + "meta", p + "pending", p + "ready",
-                     p + "snapshot-pins:1", p + "log", p + "work", id});
+    const std::string n = std::to_string(index_++);
+    client_.command({"EVALSHA", claim_, "7", p_ + "ready", p_ + "meta-split", p_ + "count",
+                     p_ + "clear", p_ + "meta", p_ + "log", work_, n});
+    client_.command({"EVALSHA", complete_, "10", p_ + "count", p_ + "meta-split", p_ + "clear",
+                     p_ + "ids:" + id, p_ + "meta", p_ + "pending", p_ + "ready",
+                     p_ + "snapshot-pins:" + n, p_ + "log", work_, id, n});
   }
   void drop(Admin& admin) {
-    for (const char* k : {"log", "ready", "pending", "meta", "count", "work"})
-      admin.command({"DEL", std::string("bench-cfloor:") + k});
-    admin.delete_matching("bench-cfloor:ids:*");
+    for (const char* k : {"log", "ready", "pending", "count"}) admin.command({"DEL", p_ + k});
+    admin.command({"DEL", work_});
+    admin.delete_matching(p_ + "meta:*");
+    admin.delete_matching(p_ + "ids:*");
   }
 
  private:
   Admin client_;
+  std::string p_;
+  std::string work_;
   std::string claim_;
   std::string complete_;
+  std::int64_t index_ = 1;  // The event the next cycle claims.
 };
 
 // The layout floor as sessions grow (a2::bench::GrowthFloor): the append floor script (no logic)
@@ -822,9 +840,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            [&store, session](int i) { a2::bench::cycle(*store, session, "probe", i); },
            {}});
     CycleFloorCalls cycle_floor(endpoint, admin);
-    probes.push_back({"claim + complete layout floor (the fast paths' commands, constant "
-                      "arguments, no logic)",
-                      "one event",
+    probes.push_back({"claim + complete layout floor (the fast paths' commands, no logic)",
+                      "a session of its own",
                       [&cycle_floor](int i) { cycle_floor(i); },
                       {}});
     probes.push_back(
@@ -882,14 +899,15 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "the script (its KEYS and ARGV, its reply). The layout "
                  "floor row runs two scripts that issue the commands of claim_available's and "
                  "complete_attempt's fast paths for one event and one child with constant "
-                 "arguments and no logic (keys of their own; the event is always index 1, the "
-                 "child's entry takes `*`): what any implementation of the seed's layout runs "
-                 "per cycle. Scripts:\n\n```lua\n-- claim\n"
+                 "arguments and no logic (keys of their own; the event advances as a2's do: each "
+                 "completion's child, stream entry `<index>-0` and fields in the metadata chunk "
+                 "of its index, is the next claim's event): what any implementation of the seed's "
+                 "layout runs per cycle. Scripts:\n\n```lua\n-- claim\n"
               << kClaimFloorScript << "\n-- complete\n"
               << kCompleteFloorScript << "\n```\n\n";
     by_command.print();
     for (const auto& p : probes)
-      if (p.state == "one event") cycle_floor_us = get(p.sum, "usec:evalsha") / kOps;
+      if (p.state == "a session of its own") cycle_floor_us = get(p.sum, "usec:evalsha") / kOps;
   }
 
   // ---- Work discovery growth: find_work with 100 sessions with work, alone and beside 10k idle
@@ -1065,6 +1083,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   // Interleaved rounds of append 1 and claim + complete on 16 sessions, on two stores whose only
   // difference is write_connections; each store counts its callers' round trips (observer).
   std::optional<double> callers_rt16_append, callers_rt16_cycle;
+  // The cycle's layout floor from 16 threads and a2's cycle (default write connections) in the
+  // same rounds, cycles/s.
+  std::optional<std::pair<double, double>> cycle_floor16;
   if (on("writes")) {
     note("write connections at 16 threads");
     struct Variant {
@@ -1087,6 +1108,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       (void)v.counter->take();
       variants.push_back(std::move(v));
     }
+    // The cycle's layout floor (the scripts of Server time by command) as a2's callers run
+    // cycles: a thread per caller on a blocking connection and keys of its own, one work index
+    // key for all.
+    std::vector<std::unique_ptr<CycleFloorCalls>> floor_calls;
+    for (int t = 0; t < 16; ++t)
+      floor_calls.push_back(std::make_unique<CycleFloorCalls>(
+          endpoint, admin, "bench-cfloor16-" + std::to_string(t) + ":", "bench-cfloor16:work"));
+    a2::bench::Block floor_cycle;
     constexpr int kRounds = 3;
     a2::bench::Budget budget{args.ms(1000), INT64_MAX};
     std::int64_t offset = 0;
@@ -1102,8 +1131,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         }));
         v.cycle_rt += v.counter->take() / kRounds;  // Per call (two per cycle).
       }
+      floor_cycle.merge(meter.measure(16, budget, [&](int t, std::int64_t i) {
+        (*floor_calls[static_cast<std::size_t>(t)])(offset + i);
+      }));
       offset += 1000000;
     }
+    for (auto& f : floor_calls) f->drop(admin);
     Table table({"write_connections", "workload", "ops/s", "p50 µs", "p99 µs",
                  "callers' round trips per call", "server read events/op",
                  "server µs/op in EVALSHA", "machine cores busy", "machine CPU µs/op"});
@@ -1120,6 +1153,13 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                    fmt(b->cores_busy(), 2), fmt(b->per_op("machine_cpu_s") * 1e6, 0)});
       }
     }
+    table.add({"- (the layout floor: a blocking connection per thread)",
+               "claim + complete layout floor (1 child)", fmt(floor_cycle.m.ops_per_s(), 0),
+               fmt(floor_cycle.m.latency.p50_us(), 0), fmt(floor_cycle.m.latency.p99_us(), 0), "-",
+               fmt(floor_cycle.per_op("round_trips"), 2),
+               fmt(floor_cycle.per_op("evalsha_usec"), 1), fmt(floor_cycle.cores_busy(), 2),
+               fmt(floor_cycle.per_op("machine_cpu_s") * 1e6, 0)});
+    cycle_floor16 = {floor_cycle.m.ops_per_s(), variants.front().cycle.m.ops_per_s()};
     callers_rt16_append = variants.front().append_rt;
     callers_rt16_cycle = variants.front().cycle_rt;
     std::cout << "### Write connections at 16 threads\n\n"
@@ -1132,7 +1172,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
               << " ms per row, summed. Callers' round trips per call: counted by the client (an "
                  "observer summing `OperationRecord::round_trips`); server read events/op: "
                  "`total_reads_processed` per operation, below one when the server reads several "
-                 "callers' requests at once; the other columns as in Operations.\n\n";
+                 "callers' requests at once; the other columns as in Operations. The last row, in "
+                 "the same rounds, is the cycle's layout floor (the two scripts of Server time by "
+                 "command: the commands of the claim's and the completion's fast paths with no "
+                 "logic, the event advancing as a2's do) run as a2's callers run cycles: 16 threads, "
+                 "each calling the claim script, then the completion script, on a blocking "
+                 "hiredis connection and keys of its own (one work index key for all, as a2's): "
+                 "the most cycles the seed's layout allows from 16 threads on this machine in "
+                 "these rounds.\n\n";
     table.print();
     for (auto& v : variants) v.store->close();
   }
@@ -1439,6 +1486,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "one session (Layout floor as sessions grow)",
                  gfloor.growth("evalsha_usec"), "-"});
   }
+  if (cycle_floor16)
+    targets.add({"(no target) the cycle's layout floor from 16 threads (Write connections at 16 "
+                 "threads), and a2's cycle with the default write connections against it in "
+                 "the same rounds",
+                 fmt(cycle_floor16->first, 0) + " cycles/s; a2 " +
+                     fmt(cycle_floor16->second, 0) + " cycles/s = " +
+                     percent(cycle_floor16->second, cycle_floor16->first),
+                 "-"});
   if (discovery_target) targets.add(*discovery_target);
   if (large_target) targets.add(*large_target);
   if (history_target) targets.add(*history_target);
