@@ -370,6 +370,10 @@ TEST_CASE("a store's own appends reach its feeds without a read, in order and wi
       if (n.channel == "a2_events" && n.payload == kSession) senders.insert(n.pid);
     return senders.size() >= 2;
   }));
+  // And f's LISTEN has taken it: a notification of another store's, committed after it, has
+  // reached f (notifications arrive in commit order). Sent is not taken: under load f's LISTEN
+  // thread took it once while the drain's wait below ran (a second read there; tsan, CI).
+  wait_listening(*f.store, *other, kSession + "-after-d");
   (void)f->append(kSession, {ev("f")});
   CHECK(indexes(next()) == Indexes{6});
   CHECK(reads == 0);
