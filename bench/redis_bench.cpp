@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "a2/redis.hpp"
@@ -235,6 +236,8 @@ std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& mete
 // with constant arguments and no logic: KEYS count, meta-split, clear, the id key, log, pending,
 // ready, work; ARGV[1] the event id, ARGV[2] the session (its member of the work index). The layout floor of the ceiling section and of the growth
 // floor below.
+// Its session's split key (KEYS[2]) is set before the calls, as an a2 session stores it at its
+// first write (docs/redis-layout.md, Metadata split and chunks), so the MGET finds it as a2's does.
 constexpr const char* kAppendFloorScript =
     "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
     "local id = redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'type', 'bench.event', "
@@ -351,6 +354,8 @@ class GrowthFloorCalls {
       : client_(endpoint), sha_(admin.command({"SCRIPT", "LOAD", kAppendFloorScript})) {}
   void operator()(const std::string& session) {
     const std::string p = "bench-gfloor:" + session + ":";
+    // A session's first call (in GrowthFloor's prepare, before any block) stores its split.
+    if (seeded_.insert(session).second) client_.command({"SET", p + "meta-split", "0"});
     const std::string id = "gfloor-" + std::to_string(++next_id_);
     client_.command({"EVALSHA", sha_, "8", p + "count", p + "meta-split", p + "clear",
                      p + "ids:" + id, p + "log", p + "pending", p + "ready", "bench-gfloor:work",
@@ -361,6 +366,7 @@ class GrowthFloorCalls {
   Admin client_;
   std::string sha_;
   std::int64_t next_id_ = 0;
+  std::unordered_set<std::string> seeded_;  // Sessions whose split is stored.
 };
 
 // The layout floor of one claim of 5,000 ready events: a script that issues only the commands
@@ -527,7 +533,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "arguments, no logic) on the key pattern of the growth rows above, from one "
                  "blocking connection: on one session's keys (1,000 entries written first), and "
                  "round-robin over the keys of 5,000 sessions of 3 entries each, as the 10k-sessions "
-                 "appends go. Its data is written right after the suite's sessions, and its "
+                 "appends go; each session's split key is stored at its first call, as a2's "
+                 "sessions store theirs at their first write. Its data is written right after "
+                 "the suite's sessions, and its "
                  "blocks (at most 500 calls each) run in each of the suite's 10 interleaved "
                  "rounds, summed; server time from INFO commandstats. What grows here grows in "
                  "the layout (the keys of thousands of sessions are cold in the CPU caches), "
@@ -559,6 +567,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
          "return 1"});
     const std::string ceiling_args = sha + " 2 bench-ceiling:log bench-ceiling:meta";
     std::string floor_sha = admin.command({"SCRIPT", "LOAD", kAppendFloorScript});
+    admin.command({"SET", "bench-floor:meta-split", "0"});  // As a2's sessions hold it.
     const std::string floor_args = floor_sha +
                                    " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
                                    "bench-floor:ids:__rand_int__ bench-floor:log "
@@ -655,8 +664,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     p1 = paired(1);
     p16 = paired(16);
     admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta", "bench-floor:count",
-                   "bench-floor:log", "bench-floor:pending", "bench-floor:ready",
-                   "bench-floor:work"});
+                   "bench-floor:meta-split", "bench-floor:log", "bench-floor:pending",
+                   "bench-floor:ready", "bench-floor:work"});
     admin.delete_matching("bench-floor:ids:*");  // The floor's id keys.
     const Ceiling& c1 = p1.ceiling;  // (The targets below use these figures too.)
     Table ceiling({"client", "ops/s", "p50 µs", "server µs/op", "a2 append 1 event ops/s",
@@ -716,7 +725,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            "XADD takes `*` "
            "instead of an explicit `<index>-0`. The id key is random per call (`-r "
         << floor_range
-        << "`), so each call adds a key, as a fresh event id does. Script:\n\n```lua\n"
+        << "`), so each call adds a key, as a fresh event id does; the split key is set "
+           "before the runs, as an a2 session stores it at its first write. Script:\n\n```lua\n"
         << kAppendFloorScript << "\n```\n\nFull command: `" << p1.floor.command
         << "` (and `-c 16`). The last two rows run the same script as a2's callers call the "
            "store, in the same rounds: a thread per caller waiting for its reply on a "
@@ -1285,6 +1295,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       // The layout floor of an append (Layout floor section) on the same server, its id key
       // random in the same keyspace.
       const std::string floor_sha = v.admin->command({"SCRIPT", "LOAD", kAppendFloorScript});
+      v.admin->command({"SET", "bench-floor:meta-split", "0"});  // As a2's sessions hold it.
       a2::bench::Counters fd = v.meter->around([&] {
         (void)redis_benchmark(parse_url(v.server->url()),
                               floor_sha +
