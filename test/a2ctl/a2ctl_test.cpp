@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -86,11 +87,17 @@ struct Run {
   std::string out, err;
 };
 
+// The directory of a2ctl's stdin, stdout and stderr files, removed when the test program exits.
+struct ScratchDir {
+  std::string path = a2::test::make_temp_dir("a2ctl-test-");
+  ~ScratchDir() { a2::test::remove_tree(path); }
+};
+
 // Runs a2ctl with `args`, stdin from `input` (a file, not a terminal), and waits for it.
 Run a2ctl(const std::vector<std::string>& args, const std::string& input = "") {
   static std::atomic<int> n{0};
-  static const std::string dir = a2::test::make_temp_dir("a2ctl-test-");
-  const std::string base = dir + "/" + std::to_string(++n);
+  static const ScratchDir dir;
+  const std::string base = dir.path + "/" + std::to_string(++n);
   { std::ofstream(base + ".in", std::ios::binary) << input; }
   std::vector<std::string> argv{A2CTL_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -114,6 +121,7 @@ Run a2ctl(const std::vector<std::string>& args, const std::string& input = "") {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = a2::test::read_file(base + ".out");
   r.err = a2::test::read_file(base + ".err");
+  for (const char* ext : {".in", ".out", ".err"}) std::remove((base + ext).c_str());
   return r;
 }
 
