@@ -124,9 +124,13 @@ end $$;
 -- work.
 create index if not exists a2_events_pending
   on a2_events (session_id, idx) where processed_at is null;
--- lane_ready on insert and the lane handoff.
+-- lane_ready on insert and the lane handoff. Rows with a lane only: every statement that reads it
+-- names a lane (`lane = ...`, which implies the predicate), so an event without one, the common
+-- case, is not inserted into it. A schema set up by an earlier build keeps its index without
+-- `lane is not null` (create if not exists; docs/postgres-layout.md#indexes says how to replace it
+-- without blocking writes).
 create index if not exists a2_events_pending_lane
-  on a2_events (session_id, lane, idx) where processed_at is null;
+  on a2_events (session_id, lane, idx) where processed_at is null and lane is not null;
 
 create table if not exists a2_snapshots (
   session_id   text   not null,

@@ -242,6 +242,67 @@ TEST_CASE("open sets a2_events' fillfactor unless one is set", "[postgres][migra
   CHECK(sql(migrated, reloptions) == "fillfactor=70");
 }
 
+// The predicate of `a2_events_pending_lane` (docs/postgres-layout.md#indexes).
+std::string lane_index_predicate(const std::string& schema) {
+  return sql(schema,
+             "select pg_get_expr(indpred, indrelid) from pg_index "
+             "where indexrelid = 'a2_events_pending_lane'::regclass");
+}
+
+// Lane L of session `s` on `store`: two events, the second waits behind the first, then gets the
+// lane when the first completes; a lane-less event beside them is claimable at once.
+void lane_hand_off(a2::Store& store, const std::string& s) {
+  a2::NewEvent first, second, free;
+  first.id = s + "-l1";
+  second.id = s + "-l2";
+  free.id = s + "-free";
+  first.type = second.type = free.type = "t";
+  first.lane = second.lane = "L";
+  const auto base = store.head(s).head_index;
+  (void)store.append(s, {first, second, free});
+  auto claimed = store.claim_available({.session_id = s, .holder = "w", .ttl_ms = 30000});
+  REQUIRE(claimed.verdict == a2::ClaimVerdict::claimed);
+  CHECK(indexes(claimed) == std::vector<std::int64_t>{base + 1, base + 3});
+  auto done = store.complete_attempt({.session_id = s, .index = base + 1, .attempt = 1});
+  REQUIRE(done.verdict == a2::CompleteVerdict::completed);
+  auto next = store.claim_available({.session_id = s, .holder = "w", .ttl_ms = 30000});
+  CHECK(indexes(next) == std::vector<std::int64_t>{base + 2});
+}
+
+// A new schema's lane index leaves out rows without a lane; open() keeps an earlier build's
+// index (no rebuild), and the documented replacement without blocking writes gives it the new
+// predicate. Lanes work with each.
+TEST_CASE("the lane index holds rows with a lane; open keeps an earlier build's",
+          "[postgres][migration]") {
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  const std::string fresh = next_schema();
+  auto store = open_at(fresh, clock);
+  CHECK(lane_index_predicate(fresh) == "((processed_at IS NULL) AND (lane IS NOT NULL))");
+  lane_hand_off(*store, "fresh");
+
+  const std::string migrated = version_1_data();
+  CHECK(lane_index_predicate(migrated) == "(processed_at IS NULL)");
+  auto old_store = open_at(migrated, clock);
+  CHECK(lane_index_predicate(migrated) == "(processed_at IS NULL)");
+  lane_hand_off(*old_store, "before");
+
+  // docs/postgres-layout.md#indexes, statement by statement (each outside a transaction).
+  (void)sql(migrated,
+            "create index concurrently a2_events_pending_lane_next on a2_events "
+            "(session_id, lane, idx) where processed_at is null and lane is not null");
+  (void)sql(migrated, "alter index a2_events_pending_lane rename to a2_events_pending_lane_old");
+  (void)sql(migrated, "alter index a2_events_pending_lane_next rename to a2_events_pending_lane");
+  (void)sql(migrated, "drop index concurrently a2_events_pending_lane_old");
+  CHECK(lane_index_predicate(migrated) == "((processed_at IS NULL) AND (lane IS NOT NULL))");
+  CHECK(sql(migrated,
+            "select count(*) from pg_indexes where schemaname = current_schema() "
+            "and tablename = 'a2_events' and indexname like 'a2_events_pending_lane%'") == "1");
+  lane_hand_off(*old_store, "after");
+  old_store->close();
+  auto reopened = open_at(migrated, clock);
+  lane_hand_off(*reopened, "reopened");
+}
+
 TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres][migration]") {
   const std::string schema = next_schema();
   auto clock = std::make_shared<a2::ManualClock>(kT0);
