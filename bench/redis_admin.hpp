@@ -89,6 +89,21 @@ class Admin {
     if (error) throw std::runtime_error("redis error: " + out);
     return out;
   }
+  // The value of server setting `name` (CONFIG GET's reply is a name-value pair).
+  std::string config_get(const std::string& name) {
+    send({"CONFIG", "GET", name});
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr)
+      throw std::runtime_error(std::string("redis: connection error: ") + ctx_->errstr);
+    auto* r = static_cast<redisReply*>(raw);
+    std::string out;
+    const bool pair = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                      r->element[1]->type == REDIS_REPLY_STRING;
+    if (pair) out.assign(r->element[1]->str, r->element[1]->len);
+    freeReplyObject(r);
+    if (!pair) throw std::runtime_error("redis: CONFIG GET " + name + " gave no value");
+    return out;
+  }
   // Deletes every key matching `pattern` (scan()), 1000 per DEL.
   void delete_matching(const std::string& pattern) {
     const std::vector<std::string> keys = scan(pattern);

@@ -7,9 +7,11 @@
 // Sections (all by default): suite (operations and growth), ceiling (redis-benchmark ceiling and
 // layout floor), commands (server time by command), discovery (work discovery growth), claim5k
 // (one claim of 5,000 ready events), writes (16 threads' writes with and without the write
-// connections, and the callers' own round trips), history (appends on servers holding 1.5M and
-// 2.1M events against an empty one; servers of its own, so only without --url). The script-text check
-// always runs; the targets table shows the rows of the sections that ran.
+// connections, and the callers' own round trips), listpack (small sessions' metadata hashes as
+// listpacks and as hash tables; it changes a server setting, so only without --url), history
+// (appends on servers holding 1.5M and 2.1M events against an empty one; servers of its own, so
+// only without --url). The script-text check always runs; the targets table shows the rows of the
+// sections that ran.
 //
 // Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence).
 // Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
@@ -440,6 +442,82 @@ std::vector<double> large_claim_floor(a2::Store& store, a2::bench::Meter& meter,
   return server_ms;
 }
 
+// Small sessions: claim + complete cycles (the suite's cycle, one unsettled child each) round-robin
+// over 1,000 sessions that start with one event, on two key prefixes of their own, one written and
+// measured with the server's own hash-max-listpack-entries (Redis's default is 512), one with 32.
+// A completed event leaves six fields in its session's hash p:S:meta:0, so with the default the
+// hashes stay listpacks (a field lookup scans the list) for the whole run, with 32 they become
+// hash tables after about five cycles. The setting is
+// switched before each block and restored after, so this runs only on the program's own server.
+void small_sessions(const std::function<std::unique_ptr<a2::Store>(const std::string&)>& open,
+                    a2::bench::Meter& meter, Admin& admin, const std::string& prefix) {
+  constexpr int kSessions = 1000;
+  constexpr int kCycles = 20;  // Per session: 120 fields of completed events at the end.
+  const std::string setting = "hash-max-listpack-entries";
+  const std::string server_value = admin.config_get(setting);
+  struct Row {
+    std::string entries, prefix;
+    std::unique_ptr<a2::Store> store;
+    a2::bench::Block block;
+  };
+  std::vector<Row> rows;
+  rows.push_back({server_value, prefix + "lp", open(prefix + "lp"), {}});
+  rows.push_back({"32", prefix + "ht", open(prefix + "ht"), {}});
+  auto session = [](std::int64_t i) { return "small-" + std::to_string(i); };
+  auto set = [&](const std::string& value) {
+    (void)admin.command({"CONFIG", "SET", setting, value});
+  };
+  try {
+    for (auto& row : rows) {
+      set(row.entries);
+      for (int i = 0; i < kSessions; ++i) a2::bench::seed_cycle(*row.store, session(i));
+    }
+    for (int round = 0; round < kCycles; ++round)
+      for (auto& row : rows) {
+        set(row.entries);
+        auto b = meter.measure(1, {std::chrono::minutes(10), kSessions}, [&](int, std::int64_t i) {
+          a2::bench::cycle(*row.store, session(i), "small", round * kSessions + i);
+        });
+        row.block.m.merge(b.m);
+        row.block.delta = a2::bench::plus(row.block.delta, b.delta);
+      }
+  } catch (...) {
+    set(server_value);
+    throw;
+  }
+  set(server_value);
+  Table t({"hash-max-listpack-entries", "cycles", "cycles/s", "p50 µs",
+           "server µs/cycle in EVALSHA", "of which HMGET + HSET + HDEL",
+           "p:S:meta:0 at the end: encoding", "its memory per session (KiB)"});
+  for (auto& row : rows) {
+    double bytes = 0;
+    for (int i = 0; i < kSessions; ++i)
+      bytes += std::stod(admin.command(
+          {"MEMORY", "USAGE", row.prefix + ":" + session(i) + ":meta:0", "SAMPLES", "0"}));
+    auto& b = row.block;  // p50_us() sorts the recorded latencies.
+    t.add({row.entries + (&row == &rows.front() ? " (the server's)" : ""), std::to_string(b.m.ops),
+           fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0), fmt(b.per_op("evalsha_usec"), 1),
+           fmt(b.per_op("usec:hmget") + b.per_op("usec:hset") + b.per_op("usec:hdel"), 1),
+           admin.command({"OBJECT", "ENCODING", row.prefix + ":" + session(0) + ":meta:0"}),
+           fmt(bytes / kSessions / 1024, 2)});
+  }
+  std::cout << "### Small sessions: metadata hashes as listpacks and as hash tables\n\n"
+            << "Claim + complete cycles (one unsettled child each, as in Operations) round-robin "
+               "over 1,000 sessions that start with one event, one cycle per session per block, "
+            << kCycles
+            << " interleaved rounds, 1 thread, summed; two key prefixes of their own, one "
+               "written and measured with the server's `hash-max-listpack-entries`, one with 32 "
+               "(`CONFIG SET` before each block, the server's value restored after). A "
+               "completed event leaves six fields in its session's metadata hash, so with "
+               "Redis's default (512) every hash of this run stays a listpack, where a field "
+               "lookup scans the list, and with 32 it becomes a hash table after about five "
+               "cycles "
+               "(docs/redis-layout.md#small-sessions-and-the-servers-compact-encodings). Server "
+               "columns as above; memory: `MEMORY USAGE ... SAMPLES 0` of each session's "
+               "`p:S:meta:0` at the "
+               "end (20 completed events and one claimed).\n\n";
+  t.print();
+}
 
 int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   auto on = [&](const std::string& section) { return only.empty() || only.count(section) > 0; };
@@ -1089,6 +1167,12 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         worst <= 30 ? "yes" : "no"};
   }
 
+  // ---- Small sessions: the metadata hashes as listpacks and as hash tables (own server). ----
+  if (on("listpack") && server) {
+    note("small sessions: metadata hashes as listpacks and as hash tables");
+    small_sessions(open_prefix, meter, admin, prefix);
+  }
+
   // ---- Writes at 16 threads with the default write connections and with none (the pool). ----
   // Interleaved rounds of append 1 and claim + complete on 16 sessions, on two stores whose only
   // difference is write_connections; each store counts its callers' round trips (observer).
@@ -1526,13 +1610,14 @@ int main(int argc, char** argv) {
       if (std::string(argv[i]) == "--only") {
         if (i + 1 >= argc) throw std::runtime_error("--only needs a value");
         std::stringstream list(argv[++i]);
+        const std::vector<std::string> sections{"suite",   "ceiling",  "commands", "discovery",
+                                                "claim5k", "listpack", "writes",   "history"};
         for (std::string section; std::getline(list, section, ',');) {
-          if (section != "suite" && section != "ceiling" && section != "commands" &&
-              section != "discovery" && section != "claim5k" && section != "writes" &&
-              section != "history")
-            throw std::runtime_error(
-                "unknown section " + section +
-                " (suite, ceiling, commands, discovery, claim5k, writes, history)");
+          if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+            std::string known;
+            for (const auto& name : sections) known += (known.empty() ? "" : ", ") + name;
+            throw std::runtime_error("unknown section " + section + " (" + known + ")");
+          }
           only.insert(section);
         }
         continue;
