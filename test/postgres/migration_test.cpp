@@ -286,12 +286,14 @@ TEST_CASE("the lane index holds rows with a lane; open keeps an earlier build's"
   CHECK(lane_index_predicate(migrated) == "(processed_at IS NULL)");
   lane_hand_off(*old_store, "before");
 
-  // docs/postgres-layout.md#indexes, statement by statement (each outside a transaction).
+  // docs/postgres-layout.md#indexes, statement by statement: the concurrent ones outside a
+  // transaction, the two renames in one (a multi-statement query is one implicit transaction).
   (void)sql(migrated,
             "create index concurrently a2_events_pending_lane_next on a2_events "
             "(session_id, lane, idx) where processed_at is null and lane is not null");
-  (void)sql(migrated, "alter index a2_events_pending_lane rename to a2_events_pending_lane_old");
-  (void)sql(migrated, "alter index a2_events_pending_lane_next rename to a2_events_pending_lane");
+  (void)sql(migrated,
+            "alter index a2_events_pending_lane rename to a2_events_pending_lane_old; "
+            "alter index a2_events_pending_lane_next rename to a2_events_pending_lane");
   (void)sql(migrated, "drop index concurrently a2_events_pending_lane_old");
   CHECK(lane_index_predicate(migrated) == "((processed_at IS NULL) AND (lane IS NOT NULL))");
   CHECK(sql(migrated,
