@@ -254,6 +254,12 @@ constexpr const char* kAppendFloorScript =
     "event\"}]]}')\n"
     "return { 'ok', '1', '1' }";
 
+// Stores the split key of an append floor session whose keys start with `p` (as "bench-floor:"),
+// as an a2 session stores its split at its first write, so the floor's MGET finds it.
+void store_floor_split(Admin& admin, const std::string& p) {
+  (void)admin.command({"SET", p + "meta-split", "0"});
+}
+
 // The cycle's layout floor: the commands of claim_available's and complete_attempt's fast paths
 // (one ready event claimed; its completion with one unsettled child) with no logic, on keys of
 // their own: what any implementation of the seed's layout issues for one claim + complete cycle.
@@ -357,7 +363,7 @@ class GrowthFloorCalls {
   void operator()(const std::string& session) {
     const std::string p = "bench-gfloor:" + session + ":";
     // A session's first call (in GrowthFloor's prepare, before any block) stores its split.
-    if (seeded_.insert(session).second) client_.command({"SET", p + "meta-split", "0"});
+    if (seeded_.insert(session).second) store_floor_split(client_, p);
     const std::string id = "gfloor-" + std::to_string(++next_id_);
     client_.command({"EVALSHA", sha_, "8", p + "count", p + "meta-split", p + "clear",
                      p + "ids:" + id, p + "log", p + "pending", p + "ready", "bench-gfloor:work",
@@ -447,12 +453,12 @@ std::vector<double> large_claim_floor(a2::Store& store, a2::bench::Meter& meter,
 // measured with the server's own hash-max-listpack-entries (Redis's default is 512), one with 32.
 // A completed event leaves six fields in its session's hash p:S:meta:0, so with the default the
 // hashes stay listpacks (a field lookup scans the list) for the whole run, with 32 they become
-// hash tables after about five cycles. The setting is
-// switched before each block and restored after, so this runs only on the program's own server.
+// hash tables after about five cycles. The setting is switched before each block and restored
+// after, so this runs only on the program's own server.
 void small_sessions(const std::function<std::unique_ptr<a2::Store>(const std::string&)>& open,
                     a2::bench::Meter& meter, Admin& admin, const std::string& prefix) {
   constexpr int kSessions = 1000;
-  constexpr int kCycles = 20;  // Per session: 120 fields of completed events at the end.
+  constexpr int kCycles = 20;  // Per session: 6 * kCycles fields of completed events at the end.
   const std::string setting = "hash-max-listpack-entries";
   const std::string server_value = admin.config_get(setting);
   struct Row {
@@ -511,11 +517,10 @@ void small_sessions(const std::function<std::unique_ptr<a2::Store>(const std::st
                "completed event leaves six fields in its session's metadata hash, so with "
                "Redis's default (512) every hash of this run stays a listpack, where a field "
                "lookup scans the list, and with 32 it becomes a hash table after about five "
-               "cycles "
-               "(docs/redis-layout.md#small-sessions-and-the-servers-compact-encodings). Server "
-               "columns as above; memory: `MEMORY USAGE ... SAMPLES 0` of each session's "
-               "`p:S:meta:0` at the "
-               "end (20 completed events and one claimed).\n\n";
+               "cycles (docs/redis-layout.md#small-sessions-and-the-servers-compact-encodings). "
+               "Server columns as above; memory: `MEMORY USAGE ... SAMPLES 0` of each session's "
+               "`p:S:meta:0` at the end ("
+            << kCycles << " completed events and one claimed).\n\n";
   t.print();
 }
 
@@ -645,7 +650,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
          "return 1"});
     const std::string ceiling_args = sha + " 2 bench-ceiling:log bench-ceiling:meta";
     std::string floor_sha = admin.command({"SCRIPT", "LOAD", kAppendFloorScript});
-    admin.command({"SET", "bench-floor:meta-split", "0"});  // As a2's sessions hold it.
+    store_floor_split(admin, "bench-floor:");
     const std::string floor_args = floor_sha +
                                    " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
                                    "bench-floor:ids:__rand_int__ bench-floor:log "
@@ -1379,7 +1384,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       // The layout floor of an append (Layout floor section) on the same server, its id key
       // random in the same keyspace.
       const std::string floor_sha = v.admin->command({"SCRIPT", "LOAD", kAppendFloorScript});
-      v.admin->command({"SET", "bench-floor:meta-split", "0"});  // As a2's sessions hold it.
+      store_floor_split(*v.admin, "bench-floor:");
       a2::bench::Counters fd = v.meter->around([&] {
         (void)redis_benchmark(parse_url(v.server->url()),
                               floor_sha +
