@@ -229,19 +229,15 @@ inline std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-// Runs of one external benchmark command (pgbench, redis-benchmark), each of the same number of
-// requests, merged: `rate` is that of all the requests over all the runs' time (a harmonic mean
-// of the runs' rates), `figure` the mean of a per-run figure (an average latency, a median).
-struct MergedRuns {
-  double rate = 0;
-  double figure = 0;
-  int runs = 0;
-  void add(double run_rate, double run_figure) {
-    rate = runs == 0 ? run_rate : (runs + 1) / (runs / rate + 1 / run_rate);
-    figure = (figure * runs + run_figure) / (runs + 1);
-    ++runs;
-  }
-};
+// Merges a run of one external benchmark command (pgbench, redis-benchmark; every run of the same
+// number of requests) into the `runs` merged so far: `rate` becomes that of all the requests over
+// all the runs' time (a harmonic mean of the runs' rates), `figure` the mean of a per-run figure
+// (an average latency, a median).
+inline void merge_run(double& rate, double& figure, int& runs, double run_rate, double run_figure) {
+  rate = runs == 0 ? run_rate : (runs + 1) / (runs / rate + 1 / run_rate);
+  figure = (figure * runs + run_figure) / (runs + 1);
+  ++runs;
+}
 
 // Progress notes go to stderr so stdout stays the report.
 inline void note(const std::string& text) { std::cerr << "[bench] " << text << std::endl; }

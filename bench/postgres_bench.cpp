@@ -177,15 +177,13 @@ struct Ceiling {
   std::string command;
   double tps = 0;
   double latency_ms = 0;
-  // Adds a run of the same command and transaction count (a2::bench::MergedRuns): TPS over all
+  int runs = 0;  // pgbench runs merged into this one.
+  // Adds a run of the same command and transaction count (a2::bench::merge_run): TPS over all
   // the runs, latency their mean.
   void merge(const Ceiling& run) {
     command = run.command;
-    merged.add(run.tps, run.latency_ms);
-    tps = merged.rate;
-    latency_ms = merged.figure;
+    a2::bench::merge_run(tps, latency_ms, runs, run.tps, run.latency_ms);
   }
-  a2::bench::MergedRuns merged;
 };
 
 Ceiling pgbench(const std::string& exe, const std::string& script, const std::string& connection,

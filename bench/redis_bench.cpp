@@ -64,15 +64,13 @@ struct Ceiling {
   std::string command;
   double rps = 0;
   double p50_ms = 0;
-  // Adds a run of the same command and request count (a2::bench::MergedRuns): ops/s over all
-  // the runs, p50 the mean of their medians.
+  int runs = 0;  // redis-benchmark runs merged into this one.
+  // Adds a run of the same command and request count (a2::bench::merge_run): ops/s over all the
+  // runs, p50 the mean of their medians.
   void merge(const Ceiling& run) {
     command = run.command;
-    merged.add(run.rps, run.p50_ms);
-    rps = merged.rate;
-    p50_ms = merged.figure;
+    a2::bench::merge_run(rps, p50_ms, runs, run.rps, run.p50_ms);
   }
-  a2::bench::MergedRuns merged;
 };
 
 Ceiling redis_benchmark(const Endpoint& e, const std::string& evalsha_args, int clients,
