@@ -286,6 +286,16 @@ language sql volatile as $$
   select pg_notify('a2_work', case when octet_length(s) < 8000 then s else '' end)
 $$;
 
+-- The wake-ups of a write of session s sent inside its transaction: a2_owe_wake's branch for a
+-- connection that does not set a2.wake_after_commit. PL/pgSQL, so that the expression of
+-- a2_owe_wake stays small (below).
+create or replace function a2_notify_in_transaction(s text, events boolean, work boolean)
+returns text language plpgsql volatile as $$
+begin
+  return concat(case when events then a2_notify(s)::text end,
+                case when work then a2_notify_work(s)::text end);
+end $$;
+
 -- The wake-ups of a write of session s: its feeds (events) and its work signal (work). Every
 -- write function calls it where it changed what they announce, as an assignment
 -- (`owed := a2_owe_wake(...)`). A connection of this a2 sets a2.wake_after_commit = on: then no
@@ -296,13 +306,16 @@ $$;
 -- the NOTIFYs in its transaction, as before. Returns the flags set ('' when it notified). One SQL
 -- expression, like a2_notify: plpgsql inlines it into the caller's assignment, which costs an
 -- append about 3.6 µs of ~50 less than the call of a plpgsql helper (pgbench, 10 alternating
--- pairs). Both flags at once (an append) need no read of the old ones.
+-- pairs). PL/pgSQL prepares that expression again in every transaction, each node of it, the
+-- branch not taken too: with a2_notify and a2_notify_work inlined into it as well it cost an
+-- append about 9 µs of ~50, so the branch that notifies calls a2_notify_in_transaction
+-- (docs/postgres-layout.md#notifications-and-feeds). Both flags at once (an append) need no
+-- read of the old ones.
 create or replace function a2_owe_wake(s text, events boolean, work boolean) returns text
 language sql volatile as $$
   select case
     when current_setting('a2.wake_after_commit', true) is distinct from 'on' then
-      concat(case when events then a2_notify(s)::text end,
-             case when work then a2_notify_work(s)::text end)
+      a2_notify_in_transaction(s, events, work)
     when events and work then set_config('a2.wake', '3', true)
     else set_config('a2.wake',
                     (coalesce(nullif(current_setting('a2.wake', true), '')::integer, 0)
