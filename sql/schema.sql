@@ -550,6 +550,8 @@ create or replace function a2_append_one(s text, now_ms bigint, new_id text, new
 language plpgsql as $$
 declare
   owed text;
+  -- The session's entry in the work index is already at or before now_ms (null: no entry).
+  due boolean;
 begin
   perform pg_advisory_xact_lock(hashtext(s));
   insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
@@ -557,7 +559,8 @@ begin
                        order by head.idx desc limit 1), 0) + 1,
          new_id, new_type, new_payload, now_ms
   on conflict (event_id) do nothing
-  returning idx into r_index;
+  returning idx, (select w.next_at <= now_ms from a2_work w where w.session_id = s)
+    into r_index, due;
   if r_index is null then
     select general.r_has_pending, general.r_events into r_has_pending, r_events
       from a2_append(s, now_ms, null, array[new_id], array[new_type],
@@ -567,10 +570,17 @@ begin
     return;
   end if;
   r_has_pending := true;
-  -- Work index: lower(E, now) (the event is unsettled and claimable at once).
-  insert into a2_work as w (session_id, next_at) values (s, now_ms)
-  on conflict (session_id) do update set next_at = excluded.next_at
-   where excluded.next_at < w.next_at;
+  -- Work index: lower(E, now) (the event is unsettled and claimable at once), which is nothing
+  -- to do when E is already at or before now. `due` was read in a snapshot taken after the
+  -- session lock, and until this transaction commits nothing raises or removes E: a claim does
+  -- that only while it holds the session lock (a2_work_set, a2_work_drop). The upsert locks the
+  -- entry's row even when it changes nothing: skipping it saved 8-10 µs of server time per
+  -- append at 16 clients (docs/postgres-layout.md#a2_work).
+  if due is not true then
+    insert into a2_work as w (session_id, next_at) values (s, now_ms)
+    on conflict (session_id) do update set next_at = excluded.next_at
+     where excluded.next_at < w.next_at;
+  end if;
   owed := a2_owe_wake(s, true, true);
 end $$;
 
@@ -775,15 +785,30 @@ begin
                                     where c.session_id = s), 0));
 end $$;
 
+-- Whether a claim may raise or remove the entry of session s: when it holds the session lock,
+-- taken here without waiting (held until the claim commits; re-entrant, so a claim inside a
+-- completion, which holds it, always may). An append of one event (a2_append_one) leaves the
+-- entry alone when it is already due, as read after its session lock, so while it holds that
+-- lock no claim may raise the entry above its event's time. When another transaction holds it
+-- the claim leaves the entry as it is: claiming only makes events less ready, so the entry
+-- stays at or before every ready time, too early at worst, and the next claim of the session
+-- sets it. Never waiting, it adds no lock cycle: a claim holds event rows when it gets here.
+create or replace function a2_work_may_raise(s text) returns boolean
+language sql volatile as $$
+  select pg_try_advisory_xact_lock(hashtext(s))
+$$;
+
 -- A claim's work index writes (not for a claim with exclusions). Every other write only lowers
 -- the entry E, so a claim is the one write that can hide work, and it must read the rows only
--- once it holds the entry's row (docs/postgres-layout.md#a2_work): a write that lowered E (an
--- append, a completion with children, a release, a failure, a redrive) holds that row until it
--- commits, so once the claim holds the row such a write has either committed, and a2_work_due,
--- reading a fresh snapshot, sees its rows, or it waits for the claim's commit and lowers E
--- after it. The claim's own earlier snapshot may miss those rows: computing E there, as before,
--- left a session whose work had just been appended out of the index until the next sweep
--- (S226).
+-- once it holds the session lock and the entry's row (docs/postgres-layout.md#a2_work): a write
+-- that lowered E (an append, a completion with children, a release, a failure, a redrive) holds
+-- that row until it commits, so once the claim holds the row such a write has either
+-- committed, and a2_work_due, reading a fresh snapshot, sees its rows, or it waits for the
+-- claim's commit and lowers E after it; an append that found E already due wrote no row, but
+-- it holds the session lock until it commits, so a claim that got the lock sees its rows, and
+-- one that did not leaves E alone (a2_work_may_raise). The claim's own earlier snapshot may
+-- miss those rows: computing E there, as earlier builds did, left a session whose work had just
+-- been appended out of the index until the next sweep (S226).
 --
 -- claimed and busy: E := the lesser of a2_work_due(s) and at_most (the claim's lease end when
 -- it claimed: its rule names the lease end, even one already past; null when busy). The
@@ -793,9 +818,11 @@ end $$;
 create or replace function a2_work_set(s text, now_ms bigint, at_most bigint) returns void
 language plpgsql as $$
 begin
-  insert into a2_work as w (session_id, next_at) values (s, now_ms)
-  on conflict on constraint a2_work_pkey do update
-    set next_at = coalesce(least(a2_work_due(s, now_ms), at_most), now_ms);
+  if a2_work_may_raise(s) then
+    insert into a2_work as w (session_id, next_at) values (s, now_ms)
+    on conflict on constraint a2_work_pkey do update
+      set next_at = coalesce(least(a2_work_due(s, now_ms), at_most), now_ms);
+  end if;
 end $$;
 
 -- settled: no entry, unless a write that lowered it committed meanwhile (then a2_work_due,
@@ -803,9 +830,11 @@ end $$;
 create or replace function a2_work_drop(s text, now_ms bigint) returns void
 language plpgsql as $$
 begin
-  perform 1 from a2_work w where w.session_id = s for update;
-  if found and a2_work_due(s, now_ms) is null then
-    delete from a2_work w where w.session_id = s;
+  if a2_work_may_raise(s) then
+    perform 1 from a2_work w where w.session_id = s for update;
+    if found and a2_work_due(s, now_ms) is null then
+      delete from a2_work w where w.session_id = s;
+    end if;
   end if;
 end $$;
 

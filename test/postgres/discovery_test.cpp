@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -229,72 +230,160 @@ TEST_CASE("find_work reads the index a2_work_due; idle sessions have no row",
 }
 
 // A claim computes the session's next entry from the rows it read; a write that lowers the entry
-// and commits while the claim waits for the entry's row must not be hidden by it (S226). The
-// append runs on a connection of the test inside an open transaction, holding the entry's row
-// (locked only when the entry is already due, updated when it lowers it), while the store's
-// claim waits for that row; then the append commits.
+// or leaves it due, and commits while the claim runs, must not be hidden by it (S226). The
+// append runs on a connection of the test inside an open transaction, holding the session lock
+// (and the entry's row when it lowers or creates the entry; an entry already due it leaves
+// alone), while the store's claim runs: the claim, which cannot take the session lock, answers
+// without waiting for the append and leaves the entry as it is; then the append commits.
 TEST_CASE("a claim racing an append leaves the appended event in the work index",
           "[postgres][discovery][S226]") {
-  const std::string app = "a2_discovery_race";
-  auto f = a2::postgres_test::open_schema_store(
-      {.tag = "discovery",
-       .t0 = kT0,
-       .id_prefix = "w",
-       .connection = PostgresServer::shared().connection() + " application_name=" + app});
-  enum class Setup { claimed, busy, settled };
+  auto f = fresh();
+  // claimed: two events, the entry due: the append leaves it alone, the claim takes both.
+  // busy: one event held, the entry its lease end: the append lowers it. settled: the event
+  // completed, the entry still its lease end: the append lowers it. settled_due: the same once
+  // the clock reached the lease end: the entry is due, the append leaves it alone.
+  enum class Setup { claimed, busy, settled, settled_due };
   auto claim = [&](const std::string& s) {
     return f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000});
   };
-  for (const Setup setup : {Setup::claimed, Setup::busy, Setup::settled}) {
+  for (const Setup setup : {Setup::claimed, Setup::busy, Setup::settled, Setup::settled_due}) {
     const std::string s = "race" + std::to_string(static_cast<int>(setup));
     INFO("session " << s);
     a2::ClaimVerdict expected = a2::ClaimVerdict::claimed;
     if (setup == Setup::claimed) {
-      // Two events, entry kT0: the append only locks the entry (already due).
       (void)f->append(s, {unsettled(s + "-1"), unsettled(s + "-2")});
     } else {
-      // One event held until kT0 + 30000 (the entry): the append lowers (updates) it.
       (void)f->append(s, {unsettled(s + "-1")});
       REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);
       expected = a2::ClaimVerdict::busy;
-      if (setup == Setup::settled) {
+      if (setup != Setup::busy) {
         REQUIRE(f->complete_attempt({.session_id = s, .index = 1, .attempt = 1}).verdict ==
                 a2::CompleteVerdict::completed);
         expected = a2::ClaimVerdict::settled;
       }
+      if (setup == Setup::settled_due) f.clock->advance(30000);
     }
+    const std::int64_t now = f.clock->now_ms();
     pqxx::connection conn(PostgresServer::shared().connection());
     pqxx::work append(conn);
     append.exec("set local search_path to \"" + f.schema + "\"");
-    append.exec("select a2_append_one(" + append.quote(s) + ", " + std::to_string(kT0) + ", " +
+    append.exec("select a2_append_one(" + append.quote(s) + ", " + std::to_string(now) + ", " +
                 append.quote(s + "-late") + ", 't', '{}'::jsonb)");
-    std::optional<a2::ClaimResult> result;
-    std::thread claimer([&] { result = claim(s); });
-    {
-      // Until the claim waits for the entry's row.
-      pqxx::connection admin(PostgresServer::shared().connection());
-      pqxx::nontransaction tx(admin);
-      const auto until = std::chrono::steady_clock::now() + 20s;
-      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
-                      tx.quote(app) + " and wait_event_type = 'Lock'")[0]
-                 .as<int>() == 0) {
-        if (std::chrono::steady_clock::now() > until) break;
-        std::this_thread::sleep_for(5ms);
-      }
-    }
+    auto result = std::async(std::launch::async, [&] { return claim(s); });
+    // The claim waits for nothing the append holds. Should it wait, the append commits anyway
+    // (so the claim ends) and the check fails.
+    const bool answered_first = result.wait_for(20s) == std::future_status::ready;
     append.commit();
-    claimer.join();
-    REQUIRE(result.has_value());
-    CHECK(result->verdict == expected);
+    CHECK(answered_first);
+    CHECK(result.get().verdict == expected);
     // The late event is claimable now, so the session must be due now, and the sweep finds
     // nothing to repair.
-    const auto due = f->find_work({.after = std::nullopt, .due_by_ms = kT0, .limit = 1000});
+    const auto due = f->find_work({.after = std::nullopt, .due_by_ms = now, .limit = 1000});
     bool listed = false;
     for (const auto& w : due.sessions) listed = listed || w.session_id == s;
     CHECK(listed);
     CHECK(f->sweep_work().indexed.empty());
     REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);  // The late event.
   }
+}
+
+// The other order (S227): a claim that raised the entry (claimed every ready event: the entry
+// becomes the lease end) or removed it (settled) has not committed, on a connection of the test;
+// the store's append of one event waits for the session lock the claim holds, then finds the
+// entry as the claim left it and lowers it. An append that read the entry before the claim
+// raised it would have left it alone (it was due), hiding its event until the lease end or the
+// sweep.
+TEST_CASE("an append after a claim that raised the entry lowers it again",
+          "[postgres][discovery][S227]") {
+  const std::string app = "a2_discovery_after_claim";
+  auto f = a2::postgres_test::open_schema_store(
+      {.tag = "discovery",
+       .t0 = kT0,
+       .id_prefix = "w",
+       .connection = PostgresServer::shared().connection() + " application_name=" + app});
+  for (const bool settled : {false, true}) {
+    const std::string s = settled ? "after-settled" : "after-claimed";
+    INFO("session " << s);
+    (void)f->append(s, {unsettled(s + "-1")});  // Entry kT0.
+    if (settled) {
+      REQUIRE(f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000}).verdict ==
+              a2::ClaimVerdict::claimed);
+      REQUIRE(f->complete_attempt({.session_id = s, .index = 1, .attempt = 1}).verdict ==
+              a2::CompleteVerdict::completed);
+      // The completion leaves the entry (the lease end); the next claim removes it.
+      REQUIRE(same(all_entries(f), {{s, kT0 + 30000}}));
+    }
+    pqxx::connection conn(PostgresServer::shared().connection());
+    pqxx::work claim(conn);
+    claim.exec("set local search_path to \"" + f.schema + "\"");
+    const auto verdict =
+        claim
+            .exec1("select r_verdict from a2_claim_available(" + claim.quote(s) + ", 'other', " +
+                   std::to_string(kT0) + ", " + std::to_string(kT0 + 30000) + ", '{}', null)")[0]
+            .as<std::string>();
+    REQUIRE(verdict == (settled ? "settled" : "claimed"));
+    auto appended =
+        std::async(std::launch::async, [&] { return f->append(s, {unsettled(s + "-late")}); });
+    {
+      // Until the store's append waits for the session lock.
+      pqxx::connection admin(PostgresServer::shared().connection());
+      pqxx::nontransaction tx(admin);
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
+                      tx.quote(app) +
+                      " and wait_event_type = 'Lock' and wait_event = 'advisory'")[0]
+                 .as<int>() == 0) {
+        REQUIRE(std::chrono::steady_clock::now() < until);
+        std::this_thread::sleep_for(5ms);
+      }
+    }
+    claim.commit();
+    (void)appended.get();
+    // The late event is claimable now: the session is due now, the sweep repairs nothing, and
+    // the next claim takes it.
+    CHECK(same(f->find_work({.after = std::nullopt, .due_by_ms = kT0, .limit = 1000}).sessions,
+               {{s, kT0}}));
+    CHECK(f->sweep_work().indexed.empty());
+    const auto next = f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000});
+    REQUIRE(next.verdict == a2::ClaimVerdict::claimed);
+    REQUIRE(next.events.size() == 1);
+    CHECK(next.events[0].id == s + "-late");
+    // Leave nothing claimable or held for the next round's find_work.
+    for (const std::int64_t index : {std::int64_t{1}, next.events[0].index})
+      if (index != 1 || !settled)
+        REQUIRE(f->complete_attempt({.session_id = s, .index = index, .attempt = 1}).verdict ==
+                a2::CompleteVerdict::completed);
+    REQUIRE(f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000}).verdict ==
+            a2::ClaimVerdict::settled);
+  }
+}
+
+// An append of one event to a session whose entry is already due writes nothing to the work
+// index: the entry's row is neither updated nor locked (a lock would set its xmax).
+TEST_CASE("an append to a session already due leaves its entry's row untouched",
+          "[postgres][discovery]") {
+  auto f = fresh();
+  (void)f->append("due", {unsettled("due-1")});  // Creates the entry at kT0.
+  const auto row_before =
+      sql(f, "select xmin::text, xmax::text from a2_work where session_id = 'due'");
+  REQUIRE(row_before.size() == 1);
+  REQUIRE(std::string(row_before[0][1].c_str()) == "0");
+  for (int i = 2; i <= 4; ++i) {
+    f.clock->advance(1);
+    (void)f->append("due", {unsettled("due-" + std::to_string(i))});
+  }
+  const auto row_after =
+      sql(f, "select xmin::text, xmax::text from a2_work where session_id = 'due'");
+  REQUIRE(row_after.size() == 1);
+  CHECK(std::string(row_after[0][0].c_str()) == row_before[0][0].c_str());
+  CHECK(std::string(row_after[0][1].c_str()) == "0");
+  // A session whose entry is later (its one event held) gets it lowered by the append.
+  (void)f->append("held", {unsettled("held-1")});
+  REQUIRE(f->claim_available({.session_id = "held", .holder = "h", .ttl_ms = 30000}).verdict ==
+          a2::ClaimVerdict::claimed);
+  REQUIRE(count(f, "select next_at from a2_work where session_id = 'held'") > kT0 + 3);
+  (void)f->append("held", {unsettled("held-2")});
+  CHECK(count(f, "select next_at from a2_work where session_id = 'held'") == kT0 + 3);
 }
 
 TEST_CASE("the work index orders session ids bytewise whatever the database collation",
