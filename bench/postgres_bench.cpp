@@ -752,10 +752,12 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                       "1700000000000, 'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
                       "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
     }
-    // pgbench's connection for the function: the store's schema, its wake-up setting (the
-    // function leaves its wake-ups to the notifier instead of a NOTIFY: schema.sql a2_owe_wake) and
-    // its planner settings.
-    std::string function_options = "-c search_path=" + schema + " -c a2.wake_after_commit=on";
+    // pgbench's connection for the function: the store's schema, its wake-up settings (the
+    // function leaves its wake-ups to the notifier instead of a NOTIFY, and to its reply:
+    // schema.sql a2_owe_wake, a2_append_wake) and its planner settings.
+    std::string function_options = "-c search_path=" + schema;
+    for (const auto& setting : a2::postgres::detail::kWakeSettings)
+      function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
     for (const auto& setting : a2::postgres::detail::kPlannerSettings)
       function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
     const std::string function_connection = connection + " options='" + function_options + "'";
@@ -835,8 +837,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         // The store's connection settings (postgres/connection_pool.cpp).
         const std::string search_path = "set search_path to \"" + schema + "\"";
         const std::string planner = a2::postgres::detail::planner_settings_sql();
-        for (const char* setup :
-             {search_path.c_str(), "set a2.wake_after_commit = on", planner.c_str()})
+        const std::string wake = a2::postgres::detail::settings_sql(
+            a2::postgres::detail::kWakeSettings);
+        for (const char* setup : {search_path.c_str(), wake.c_str(), planner.c_str()})
           PQclear(PQexec(c, setup));
         PQclear(PQprepare(c, "floor_append_one", append_one_text.c_str(), 0, nullptr));
         // One call first: a new backend compiles the plpgsql functions at their first call
@@ -994,8 +997,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     std::cout << "### a2's append function without a2's client\n\n"
                  "`append_one.sql` calls the server function a2 calls for an append of one "
                  "event (`a2_append_one`, sql/schema.sql: the session lock, the id check, the "
-                 "insert, the work index entry and the wake-up flag, which the store's notifier "
-                 "turns into a NOTIFY after commit) with the store's settings, a fresh event "
+                 "insert and the work index entry; the wake-ups, which the store's notifier "
+                 "turns into NOTIFYs after commit, are read from its reply by a2's statement: "
+                 "a2_append_wake) with the store's settings, a fresh event "
                  "id per call, each client on its own session; prepared (`-M prepared`), in the "
                  "same rounds as above. `it / floor without NOTIFY` is what a2's "
                  "server-side obligations beyond the protocol floor cost; `a2 / it` is what "

@@ -112,9 +112,8 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
   const std::string set_up =
       "SET search_path TO \"" + settings_.schema + "\"; SET statement_timeout = " +
       std::to_string(settings_.statement_timeout.count()) +
-      "; SET client_min_messages = warning"
-      // The write functions leave the wake-ups to the store's notifier (schema.sql a2_owe_wake).
-      "; SET a2.wake_after_commit = on; " + planner_settings_sql();
+      "; SET client_min_messages = warning; " + settings_sql(kWakeSettings) + "; " +
+      planner_settings_sql();
   try {
     Executor(*conn, "connect", deadline, settings_.command_timeout).exec_command(set_up.c_str());
   } catch (const a2::Unavailable&) {

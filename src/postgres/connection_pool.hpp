@@ -51,29 +51,45 @@ class ConnectByDeadline : public pqxx::connectionpolicy {
 };
 using PqConnection = pqxx::basic_connection_base<ConnectByDeadline>;
 
-// The planner settings of every connection of the store, part of its set-up: each statement is
-// planned once per connection (generic plans), reaching rows by index and TID scans whatever
-// the statistics say (docs/postgres-layout.md#plans). Tests explain statements under them, and
-// the benchmark's connections without the library run with them.
-struct PlannerSetting {
+// A setting of every connection of the store, part of its set-up.
+struct ConnectionSetting {
   std::string_view name;
   std::string_view value;
 };
-inline constexpr PlannerSetting kPlannerSettings[] = {
+
+// The planner settings: each statement is planned once per connection (generic plans),
+// reaching rows by index and TID scans whatever the statistics say
+// (docs/postgres-layout.md#plans). Tests explain statements under them, and the benchmark's
+// connections without the library run with them.
+inline constexpr ConnectionSetting kPlannerSettings[] = {
     {"plan_cache_mode", "force_generic_plan"},
     {"enable_seqscan", "off"},
     {"enable_bitmapscan", "off"},
 };
 
-// kPlannerSettings as one simple query of SETs.
-inline std::string planner_settings_sql() {
+// The wake-up settings (docs/postgres-layout.md#notifications-and-feeds): the write functions
+// leave their wake-ups to the store's notifier instead of a NOTIFY in the transaction
+// (schema.sql a2_owe_wake), and an append of one event leaves them to its reply instead of the
+// setting a2.wake (a2_append_wake). The benchmark's connections without the library run with
+// them.
+inline constexpr ConnectionSetting kWakeSettings[] = {
+    {"a2.wake_after_commit", "on"},
+    {"a2.wake_by_reply", "on"},
+};
+
+// Settings as one simple query of SETs.
+template <std::size_t N>
+std::string settings_sql(const ConnectionSetting (&settings)[N]) {
   std::string out;
-  for (const auto& setting : kPlannerSettings) {
+  for (const auto& setting : settings) {
     if (!out.empty()) out += "; ";
     out.append("SET ").append(setting.name).append(" = ").append(setting.value);
   }
   return out;
 }
+
+// kPlannerSettings as one simple query of SETs.
+inline std::string planner_settings_sql() { return settings_sql(kPlannerSettings); }
 
 // The most statements sql/ may hold (a connection's prepared set is a bitset).
 inline constexpr std::size_t kMaxStatements = 64;

@@ -559,4 +559,53 @@ TEST_CASE("an earlier a2's connection still gets the NOTIFYs in its transaction"
   f->close();
 }
 
+// The builds between the two settings set a2.wake_after_commit but not a2.wake_by_reply, and
+// read an append's wake-ups from a2.wake after a2_append_one (their append_one.sql and
+// a2_append_group): they find both there. This a2's connections leave a2.wake alone and read them
+// from the reply (a2_append_wake), a replay owing none.
+TEST_CASE("an append's wake-ups are in a2.wake for a connection without a2.wake_by_reply",
+          "[postgres][wake]") {
+  auto f = fresh();
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(conn);
+  tx.exec("set search_path to \"" + f.schema + "\"");
+  tx.exec("set a2.wake_after_commit = on");
+  auto append = [&](const std::string& id) {
+    return tx.exec1(
+        "select r.r_index, current_setting('a2.wake', true), a2_append_wake(r.r_index) "
+        "from a2_append_one('mid', " +
+        std::to_string(kT0) + ", " + tx.quote(id) + ", 't', '{}'::jsonb) r");
+  };
+  auto row = append("m1");
+  CHECK(row[0].as<std::int64_t>() == 1);
+  CHECK(std::string(row[1].c_str()) == "3");
+  CHECK(std::string(row[2].c_str()) == "3");
+  tx.exec("set a2.wake_by_reply = on");
+  row = append("m2");
+  CHECK(row[0].as<std::int64_t>() == 2);
+  CHECK(std::string(row[1].c_str()).empty());  // Unset in this (autocommit) transaction.
+  CHECK(std::string(row[2].c_str()) == "3");
+  row = append("m2");  // A replay: no new event, no wake-up.
+  CHECK(row[0].is_null());
+  CHECK(std::string(row[2].c_str()).empty());
+  // The group reads them alike, for each request, on either kind of connection.
+  for (const char* by_reply : {"on", "off"}) {
+    INFO("a2.wake_by_reply = " << by_reply);
+    tx.exec(std::string("set a2.wake_by_reply = ") + by_reply);
+    const std::string n = by_reply[1] == 'n' ? "g" : "h";
+    const auto rows = tx.exec(
+        "select k, r_index, r_wake from a2_append_group(array['mid', 'mid', 'mid'], array[" +
+        std::to_string(kT0) + ", " + std::to_string(kT0) + ", " + std::to_string(kT0) +
+        "]::bigint[], array['" + n + "1', 'm1', '" + n +
+        "2'], array['t', 't', 't'], "
+        "'[{}, {}, {}]'::jsonb) order by k");
+    REQUIRE(rows.size() == 3);
+    CHECK(std::string(rows[0][2].c_str()) == "3");
+    CHECK(rows[1][1].is_null());  // m1 replayed.
+    CHECK(std::string(rows[1][2].c_str()).empty());
+    CHECK(std::string(rows[2][2].c_str()) == "3");
+  }
+  f->close();
+}
+
 }  // namespace a2::postgres_test::wake_test
