@@ -605,8 +605,8 @@ $$;
 -- request order): sessions are locked in the order a2_sweep_work locks their a2_work rows, so two
 -- groups never wait for each other in a cycle. One row per request: k, its position (1-based),
 -- what a2_append_one returned for it, and r_wake, its own wake-ups (a2_append_wake; a2.wake,
--- when a request set it, is reset before the next). An error of any request rolls the whole group back; the store then sends each
--- request alone.
+-- when a request set it, is reset before the next). An error of any request rolls the whole
+-- group back; the store then sends each request alone.
 create or replace function a2_append_group(ss text[], nows bigint[], new_ids text[],
                                            new_types text[], new_payloads jsonb,
                                            out k integer, out r_index bigint,
