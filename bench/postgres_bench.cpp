@@ -756,10 +756,12 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     // function leaves its wake-ups to the notifier instead of a NOTIFY, and to its reply:
     // schema.sql a2_owe_wake, a2_append_wake) and its planner settings.
     std::string function_options = "-c search_path=" + schema;
-    for (const auto& setting : a2::postgres::detail::kWakeSettings)
-      function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
-    for (const auto& setting : a2::postgres::detail::kPlannerSettings)
-      function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
+    auto add_options = [&](const auto& list) {
+      for (const auto& setting : list)
+        function_options.append(" -c ").append(setting.name).append("=").append(setting.value);
+    };
+    add_options(a2::postgres::detail::kWakeSettings);
+    add_options(a2::postgres::detail::kPlannerSettings);
     const std::string function_connection = connection + " options='" + function_options + "'";
     const std::string events_table = "\"" + schema + "\".a2_events";
     const std::string floor_function =
