@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
 -- append_group: one call of the server-side function a2_append_group (schema.sql), one round
--- trip for the appends of several callers (src/postgres/append_groups.hpp); its typed caller is
+-- trip for the appends of several callers (src/postgres/write_groups.hpp); its typed caller is
 -- src/postgres/calls/append_group.hpp.
 -- $1 sessions  $2 times (now ms of each)  $3 event ids  $4 types  $5 payloads (a jsonb array): parallel, in
 -- request order, each request one unsettled event without cause, lane or origin.

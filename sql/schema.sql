@@ -599,8 +599,8 @@ language sql volatile as $$
 $$;
 
 -- Append groups: the requests of several callers of a2_append_one (each one unsettled event
--- without cause, lane or origin) in one call, so one transaction (src/postgres/append_groups.hpp,
--- docs/postgres-layout.md#append-groups). Parallel arrays in request order: sessions, the
+-- without cause, lane or origin) in one call, so one transaction (src/postgres/write_groups.hpp,
+-- docs/postgres-layout.md#write-groups). Parallel arrays in request order: sessions, the
 -- times of the requests (now_ms of each), ids, types, payloads (a jsonb array). Each request is a2_append_one's, in session order (ties in
 -- request order): sessions are locked in the order a2_sweep_work locks their a2_work rows, so two
 -- groups never wait for each other in a cycle. One row per request: k, its position (1-based),
@@ -996,6 +996,34 @@ language sql as $$
     from a2_claim(s, holder, now_ms, expires, excluded_indexes, max_events) c
 $$;
 
+-- Claim groups: the claims of several callers without exclusions (src/postgres/write_groups.hpp,
+-- docs/postgres-layout.md#write-groups), in one call, so one transaction. Parallel arrays in
+-- request order: sessions (each at most once: a claim locks event rows before the session lock,
+-- so a second claim of a session would lock rows while holding it), holders, times (now_ms of
+-- each), lease ends, limits (null: all). Each request is a2_claim's, in session order: sessions
+-- are locked in the order a2_sweep_work locks their a2_work rows, so two groups never wait for
+-- each other in a cycle. Returns k, the request's position (1-based), with each of a2_claim's
+-- rows for it, the rows of one request together. An error of any request rolls the whole group
+-- back; the store then sends each request alone.
+create or replace function a2_claim_group(ss text[], holders text[], nows bigint[],
+                                          expiries bigint[], limits bigint[])
+returns table (k integer, r_verdict text, r_retry_at bigint, r_clear_index bigint,
+               session_id text, idx bigint, event_id text, event_type text, payload jsonb,
+               created_at bigint, cause jsonb, lane text, processed_at bigint,
+               processed_by_attempt integer, returned_event_ids jsonb, first_claimed_at bigint,
+               last_claimed_at bigint, attempt_count integer, claim_holder text,
+               claim_expires_at bigint, failure_count integer, last_failed_at bigint,
+               last_failed_attempt integer, last_error text, failed_at bigint,
+               available_at bigint)
+language plpgsql as $$
+begin
+  for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
+    return query
+      select k, c.* from a2_claim(ss[k], holders[k], nows[k], expiries[k], '{}'::bigint[],
+                                  limits[k]) c;
+  end loop;
+end $$;
+
 -- renew_claims. The claims are parallel arrays of indexes and attempts. Returns r_renewed and
 -- r_superseded (indexes). Q11: the attempt must be equal.
 -- One row at a time, each reached by its full primary key in index order (the order claims lock
@@ -1311,6 +1339,59 @@ begin
                          new_settled, new_available_at, true);
   r_verdict := one.r_verdict;
   r_events := one.r_events;
+end $$;
+
+-- Completion groups: the completions of several callers without claim_next
+-- (src/postgres/write_groups.hpp, docs/postgres-layout.md#write-groups), in one call, so one
+-- transaction. Parallel arrays in request order: sessions (each at most once: a completion locks
+-- its parent row before the session lock, so a second completion of a session would lock a row
+-- while holding it), indexes, attempts, times (now_ms of each), child_counts (how many children
+-- each has); the children flattened in request order as in a2_complete_one (ids, types, lanes,
+-- settled, available_at), except new_payloads, a jsonb array of one array of payloads per
+-- request. Each request is a2_complete_one's with the work index (a2_complete_attempt's), in
+-- session order (as a2_append_group's). One row per request: k, its position (1-based), its
+-- r_verdict and r_events, and r_wake, its own wake-ups (a2.wake, reset before the next). An
+-- error of any request rolls the whole group back; the store then sends each request alone.
+create or replace function a2_complete_group(ss text[], idxs bigint[], attempts bigint[],
+                                             nows bigint[], child_counts bigint[],
+                                             new_ids text[], new_types text[],
+                                             new_payloads jsonb, new_lanes text[],
+                                             new_settled boolean[], new_available_at bigint[],
+                                             out k integer, out r_verdict text,
+                                             out r_wake text, out r_events a2_events[])
+returns setof record
+language plpgsql as $$
+declare
+  n integer := coalesce(cardinality(ss), 0);
+  firsts integer[] := '{}';
+  first_child integer := 1;
+  last_child integer;
+  one record;
+  cleared text;
+begin
+  for k in 1 .. n loop
+    firsts[k] := first_child;
+    first_child := first_child + coalesce(child_counts[k], 0)::integer;
+  end loop;
+  for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
+    first_child := firsts[k];
+    last_child := first_child + coalesce(child_counts[k], 0)::integer - 1;
+    one := a2_complete_one(ss[k], idxs[k], attempts[k], nows[k],
+                           coalesce(new_ids[first_child:last_child], '{}'),
+                           coalesce(new_types[first_child:last_child], '{}'),
+                           coalesce(new_payloads -> (k - 1), '[]'::jsonb),
+                           coalesce(new_lanes[first_child:last_child], '{}'),
+                           coalesce(new_settled[first_child:last_child], '{}'),
+                           coalesce(new_available_at[first_child:last_child], '{}'),
+                           true);
+    r_verdict := one.r_verdict;
+    r_events := one.r_events;
+    r_wake := current_setting('a2.wake', true);
+    if r_wake <> '' then
+      cleared := set_config('a2.wake', '', true);
+    end if;
+    return next;
+  end loop;
 end $$;
 
 -- complete_attempts (an a2 extension): many completions of one session in one call, then

@@ -42,7 +42,7 @@ struct Options {
   ObserveOptions observe{};  // Hooks (a2/observe.hpp). Default: none.
   // Appends of one unsettled event without cause, lane or origin (the common case) written at
   // once, at most: appends started meanwhile wait, and the next to go takes all of them in one
-  // call, one transaction and one round trip (docs/postgres-layout.md#append-groups). Each caller
+  // call, one transaction and one round trip (docs/postgres-layout.md#write-groups). Each caller
   // still gets its own answer; one whose group the server rejects sends its append alone. An
   // append waits at most pool_acquire_timeout for its turn, then fails with Unavailable; nothing
   // was sent. Default: pool_size, so only appends that would wait for a pooled connection go
@@ -50,6 +50,13 @@ struct Options {
   // appends of a few threads that could have gone at once. 0: every append is its own call. At
   // most 64.
   std::optional<std::size_t> append_groups = std::nullopt;
+  // The same for claims without exclusions and for completions without claim_next, each kind
+  // on its own: at most this many claims, and this many completions, written at once; those
+  // started meanwhile wait, and the next to go takes the queued ones of its kind, one per
+  // session, in one call, one transaction and one round trip (docs/postgres-layout.md#write-groups).
+  // Each caller still gets its own answer; one whose group the server rejects sends its call
+  // alone. Default: pool_size. 0: every claim and completion is its own call. At most 64.
+  std::optional<std::size_t> work_groups = std::nullopt;
 };
 
 // Connects, applies sql/schema.sql (idempotent) and checks the schema version. Throws

@@ -16,14 +16,15 @@
 #include "a2/detail/rows.hpp"
 #include "a2/embedded/sql_files.hpp"
 #include "a2/postgres.hpp"
-#include "postgres/append_groups.hpp"
 #include "postgres/calls/append.hpp"
 #include "postgres/calls/append_group.hpp"
 #include "postgres/calls/append_one.hpp"
 #include "postgres/calls/claim_available.hpp"
+#include "postgres/calls/claim_group.hpp"
 #include "postgres/calls/clear.hpp"
 #include "postgres/calls/complete_attempt.hpp"
 #include "postgres/calls/complete_attempts.hpp"
+#include "postgres/calls/complete_group.hpp"
 #include "postgres/calls/fail_attempt.hpp"
 #include "postgres/calls/find_work.hpp"
 #include "postgres/calls/inspect.hpp"
@@ -40,6 +41,7 @@
 #include "postgres/rows.hpp"
 #include "postgres/wake_sender.hpp"
 #include "postgres/work_watch.hpp"
+#include "postgres/write_groups.hpp"
 
 namespace a2::postgres {
 namespace {
@@ -63,8 +65,9 @@ std::string schema_mark(std::string_view schema_sql) {
 // statement_timeout is 0 (none).
 constexpr std::int64_t kCommandTimeoutMargin = 5000;
 constexpr std::int64_t kDefaultCommandTimeout = 35000;
-// The most append groups in flight (Options::append_groups).
-constexpr std::size_t kMaxAppendGroups = 64;
+// The most writes of one kind in flight with write groups (Options::append_groups and
+// work_groups).
+constexpr std::size_t kMaxWriteGroups = 64;
 
 bool plain_identifier(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
@@ -83,16 +86,12 @@ class PostgresStore final : public Store {
         notifier_(std::make_shared<Notifier>(pool_, wakes_)),
         safety_poll_(options.feed_safety_poll),
         clear_event_type_(options.clear_event_type) {
-    const std::size_t in_flight = options.append_groups.value_or(options.pool_size);
-    if (in_flight > 0)
-      groups_ = std::make_unique<AppendGroups>(
-          in_flight, pool_->settings().pool_acquire_timeout,
-          [this](const calls::AppendOne& call, a2::detail::SteadyTime deadline) {
-            return append_alone(call, deadline);
-          },
-          [this](const calls::AppendGroup& call, a2::detail::SteadyTime deadline) {
-            return append_group(call, deadline);
-          });
+    append_groups_ =
+        make_groups<calls::AppendGroup>("append", options.append_groups, options.pool_size);
+    claim_groups_ =
+        make_groups<calls::ClaimGroup>("claim_available", options.work_groups, options.pool_size);
+    completion_groups_ = make_groups<calls::CompleteGroup>("complete_attempt", options.work_groups,
+                                                           options.pool_size);
   }
 
   ~PostgresStore() override { close(); }
@@ -104,15 +103,15 @@ class PostgresStore final : public Store {
     // a2_append_one: the row is known here once its index is. When the id is already taken the
     // function answers as a2_append would (replay, or the foreign id's error), in the same call.
     // An available_at_ms not after now stores nothing, so such an event takes this path too.
-    // With append groups it may go in one call with other callers' (postgres/append_groups.hpp).
+    // With append groups it may go in one call with other callers' (postgres/write_groups.hpp).
     const std::int64_t now = clock().now_ms();
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
         !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
       const calls::AppendOne call{s, now, *e.id, e.type, &e.payload};
       const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-      auto [reply, wakes_feeds] =
-          groups_ ? groups_->append(call, deadline) : append_alone(call, deadline);
+      auto [reply, wakes_feeds] = append_groups_ ? append_groups_->write(call, deadline)
+                                                 : write_alone("append", call, deadline);
       if (!reply.index) {
         if (wakes_feeds) notifier_->appended(s, reply.replayed.events);
         return std::move(reply.replayed);
@@ -188,11 +187,19 @@ class PostgresStore final : public Store {
 
   ClaimResult do_claim_available(const ClaimRequest& request) override {
     auto now = clock().now_ms();
-    return write("claim_available",
-                 calls::ClaimAvailable{
-                     request.session_id, request.holder, now,
-                     a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
-                     request.exclude_indexes, request.max_events});
+    const calls::ClaimAvailable call{
+        request.session_id,
+        request.holder,
+        now,
+        a2::detail::lease_expires_at(now, request.ttl_ms, request.expires_at_ms),
+        request.exclude_indexes,
+        request.max_events};
+    // Without exclusions it may go in one call with other callers' (postgres/write_groups.hpp).
+    if (claim_groups_ && call.exclude_indexes.empty())
+      return claim_groups_
+          ->write(call, std::chrono::steady_clock::now() + pool_->settings().command_timeout)
+          .reply;
+    return write("claim_available", call);
   }
 
   ReleaseResult do_release_claims(const ReleaseRequest& request) override {
@@ -268,9 +275,12 @@ class PostgresStore final : public Store {
 
   CompleteResult do_complete_attempt(const CompleteRequest& request) override {
     if (!request.claim_next) {
-      bool wakes_feeds = false;
-      auto out = write("complete_attempt", calls::CompleteAttempt::of(request, clock().now_ms()),
-                       &wakes_feeds);
+      // It may go in one call with other callers' (postgres/write_groups.hpp).
+      const auto call = calls::CompleteAttempt::of(request, clock().now_ms());
+      const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
+      auto [out, wakes_feeds] = completion_groups_
+                                    ? completion_groups_->write(call, deadline)
+                                    : write_alone("complete_attempt", call, deadline);
       if (wakes_feeds) notifier_->appended(request.session_id, out.events);  // The children.
       return out;
     }
@@ -363,7 +373,10 @@ class PostgresStore final : public Store {
   }
 
   void do_close() override {
-    if (groups_) groups_->close();  // Queued appends fail at once, unsent.
+    // Queued writes fail at once, unsent.
+    if (append_groups_) append_groups_->close();
+    if (claim_groups_) claim_groups_->close();
+    if (completion_groups_) completion_groups_->close();
     wakes_->stop();  // Sends what is queued first.
     notifier_->stop();
     pool_->close();
@@ -421,25 +434,48 @@ class PostgresStore final : public Store {
     });
   }
 
-  // An append of one event as its own call (a2_append_one).
-  AppendGroups::Answer append_alone(const calls::AppendOne& call, a2::detail::SteadyTime deadline) {
-    AppendGroups::Answer out;
-    out.reply = write_by("append", deadline, call, &out.wakes_feeds);
+  // Write groups (postgres/write_groups.hpp) of one kind, writing `in_flight` (default: the
+  // pool size) at once; null with 0.
+  template <class Group>
+  std::unique_ptr<WriteGroups<Group>> make_groups(std::string op,
+                                                  std::optional<std::size_t> in_flight,
+                                                  std::size_t pool_size) {
+    const std::size_t places = in_flight.value_or(pool_size);
+    if (places == 0) return nullptr;
+    using One = typename Group::One;
+    using Answer = typename WriteGroups<Group>::Answer;
+    return std::make_unique<WriteGroups<Group>>(
+        op, places, pool_->settings().pool_acquire_timeout,
+        [this, op](const One& call, a2::detail::SteadyTime deadline) {
+          return write_alone(op, call, deadline);
+        },
+        [this, op](const Group& call, a2::detail::SteadyTime deadline) -> std::vector<Answer> {
+          return write_group(op, call, deadline);
+        });
+  }
+
+  // A request of a write group's kind as its own call.
+  template <class Call>
+  GroupAnswer<typename Call::Reply> write_alone(std::string_view op, const Call& call,
+                                                a2::detail::SteadyTime deadline) {
+    GroupAnswer<typename Call::Reply> out;
+    out.reply = write_by(op, deadline, call, &out.wakes_feeds);
     return out;
   }
 
-  // The appends of an append group in one call (a2_append_group), as write_by() does for one:
-  // each request's wake-ups queued for the notifier, its feeds here left to its caller. When
-  // the server rejects the call (an SQL error: the transaction rolled back, nothing changed)
-  // it throws AppendGroups::RolledBack, so that each request goes alone and gets its own
-  // answer. Should the reply be unreadable after the call committed, every request's feeds
-  // here wake and read, and every caller hears outcome unknown.
-  std::vector<AppendGroups::Answer> append_group(const calls::AppendGroup& call,
-                                                 a2::detail::SteadyTime deadline) {
+  // The requests of a write group in one call (a2_append_group, a2_claim_group,
+  // a2_complete_group), as write_by() does for one: each request's wake-ups queued for the
+  // notifier, its feeds here left to its caller. When the server rejects the call (an SQL error:
+  // the transaction rolled back, nothing changed) it throws GroupRolledBack, so that each
+  // request goes alone and gets its own answer. Should the reply be unreadable after the call
+  // committed, every request's feeds here wake and read, and every caller hears outcome unknown.
+  template <class Group>
+  std::vector<GroupAnswer<typename Group::One::Reply>> write_group(
+      std::string_view op, const Group& call, a2::detail::SteadyTime deadline) {
     wakes_->start();
     bool rejected = false;
     try {
-      return pool_->run_by("append", deadline, [&](Executor& x) {
+      return pool_->run_by(op, deadline, [&](Executor& x) {
         auto rows = [&] {
           try {
             return call.exec(x);
@@ -448,14 +484,14 @@ class PostgresStore final : public Store {
             throw;
           }
         }();
-        calls::AppendGroup::Reply parts;
+        typename Group::Reply parts;
         try {
           parts = call.decode(rows);
         } catch (const std::exception& e) {
-          for (const calls::AppendOne* r : call.requests) notifier_->written_unhanded(r->session_id);
-          throw_unreadable_reply("append", e.what());
+          for (const auto* r : call.requests) notifier_->written_unhanded(r->session_id);
+          throw_unreadable_reply(op, e.what());
         }
-        std::vector<AppendGroups::Answer> out;
+        std::vector<GroupAnswer<typename Group::One::Reply>> out;
         out.reserve(parts.size());
         for (std::size_t i = 0; i < parts.size(); ++i) {
           wakes_->add(call.requests[i]->session_id, parts[i].wake);  // Everyone else's.
@@ -464,7 +500,7 @@ class PostgresStore final : public Store {
         return out;
       });
     } catch (const Error&) {
-      if (rejected) throw AppendGroups::RolledBack{};
+      if (rejected) throw GroupRolledBack{};
       throw;
     }
   }
@@ -529,7 +565,10 @@ class PostgresStore final : public Store {
   std::shared_ptr<Notifier> notifier_;
   std::chrono::milliseconds safety_poll_;
   std::string clear_event_type_;
-  std::unique_ptr<AppendGroups> groups_;  // Null with append_groups = 0.
+  // Write groups (null with 0): appends, claims, completions.
+  std::unique_ptr<WriteGroups<calls::AppendGroup>> append_groups_;
+  std::unique_ptr<WriteGroups<calls::ClaimGroup>> claim_groups_;
+  std::unique_ptr<WriteGroups<calls::CompleteGroup>> completion_groups_;
 };
 
 }  // namespace
@@ -539,9 +578,10 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 postgres open: schema " + a2::detail::quote_arg(options.schema) +
                           " must be a plain identifier: [a-z_][a-z0-9_]*, at most 63 bytes");
   if (options.pool_size < 1) throw InvalidArgument("a2 postgres open: pool_size must be >= 1");
-  if (options.append_groups.value_or(0) > kMaxAppendGroups)
-    throw InvalidArgument("a2 postgres open: append_groups must be <= " +
-                          std::to_string(kMaxAppendGroups));
+  if (options.append_groups.value_or(0) > kMaxWriteGroups ||
+      options.work_groups.value_or(0) > kMaxWriteGroups)
+    throw InvalidArgument("a2 postgres open: append_groups and work_groups must be <= " +
+                          std::to_string(kMaxWriteGroups));
   a2::detail::check_clear_event_type("postgres open", options.clear_event_type);
   if (options.statement_timeout.count() < 0)
     throw InvalidArgument("a2 postgres open: statement_timeout must be >= 0");

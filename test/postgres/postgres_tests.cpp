@@ -378,6 +378,16 @@ TEST_CASE("open validates the schema name and reports an unreachable server as u
       (void)a2::postgres::open(options);
     });
   }
+  // Write groups: at most 64 places in flight of each kind.
+  for (const bool appends : {true, false}) {
+    INFO((appends ? "append_groups" : "work_groups") << " 65");
+    require_error(ErrorCode::invalid_argument, [&] {
+      a2::postgres::Options options;
+      options.connection = connection;
+      (appends ? options.append_groups : options.work_groups) = 65;
+      (void)a2::postgres::open(options);
+    });
+  }
   require_error(ErrorCode::store_unavailable, [&] {
     a2::postgres::Options options;
     options.connection = "host=127.0.0.1 port=1 user=postgres dbname=postgres connect_timeout=2";

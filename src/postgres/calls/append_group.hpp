@@ -2,7 +2,7 @@
 #pragma once
 
 // The typed caller of a2_append_group (sql/append_group.sql, sql/schema.sql): the requests of
-// several callers of a2_append_one in one call (postgres/append_groups.hpp).
+// several callers of a2_append_one in one call (postgres/write_groups.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +23,9 @@ namespace a2::postgres::detail::calls {
 struct AppendGroup {
   static constexpr const a2::detail::EmbeddedText& kStatement = a2::detail::sql::kAppendGroup;
   static constexpr Result::size_type kWakeColumn = 3;  // r_wake, per request's row.
+  using One = AppendOne;
+  // Appends take the session lock and no event row: a group may hold a session twice.
+  static constexpr bool kOnePerSession = false;
 
   std::vector<const AppendOne*> requests;  // Borrowed from their callers, waiting for the reply.
 

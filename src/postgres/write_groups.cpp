@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "postgres/append_groups.hpp"
+#include "postgres/write_groups.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -10,6 +10,9 @@
 
 #include "a2/errors.hpp"
 #include "a2/observe.hpp"
+#include "postgres/calls/append_group.hpp"
+#include "postgres/calls/claim_group.hpp"
+#include "postgres/calls/complete_group.hpp"
 
 namespace a2::postgres::detail {
 
@@ -28,7 +31,7 @@ bool outcome_unknown(const std::exception_ptr& error) {
 
 // A failure of its own for a member of a failed group: each thread throws an object nobody
 // else holds (made by the leader before the member wakes, from fresh strings).
-std::exception_ptr copy_of(const std::exception_ptr& error) {
+std::exception_ptr copy_of(const std::exception_ptr& error, const std::string& op) {
   try {
     std::rethrow_exception(error);
   } catch (const Unavailable& e) {
@@ -44,14 +47,15 @@ std::exception_ptr copy_of(const std::exception_ptr& error) {
   } catch (const Error& e) {
     return std::make_exception_ptr(Error(e.code(), std::string(e.what())));
   } catch (const std::exception& e) {
-    return std::make_exception_ptr(Unavailable(std::string("a2 postgres append: ") + e.what()));
+    return std::make_exception_ptr(Unavailable("a2 postgres " + op + ": " + e.what()));
   } catch (...) {
-    return std::make_exception_ptr(Unavailable("a2 postgres append: unknown failure"));
+    return std::make_exception_ptr(Unavailable("a2 postgres " + op + ": unknown failure"));
   }
 }
 }  // namespace
 
-struct AppendGroups::Member {
+template <class Group>
+struct WriteGroups<Group>::Member {
   enum class State {
     queued,    // In the queue: a caller giving up takes it back, unsent.
     leading,   // Handed the queue: writes the next group.
@@ -60,49 +64,52 @@ struct AppendGroups::Member {
     alone,     // The server rejected its group: it sends its request alone.
     failed     // `error` is its group's failure.
   };
-  Member(const calls::AppendOne* r, a2::detail::SteadyTime d) : request(r), deadline(d) {}
-  const calls::AppendOne* request;
+  Member(const One* r, a2::detail::SteadyTime d) : request(r), deadline(d) {}
+  const One* request;
   a2::detail::SteadyTime deadline;
   State state = State::queued;
-  bool sent = false;  // Its request reached the server in its group's call.
+  bool sent = false;           // Its request reached the server in its group's call.
   std::vector<Member*> group;  // When leading: itself first, then the members taken with it.
   std::optional<Answer> answer;
   std::exception_ptr error;
   std::condition_variable changed;  // `state` left queued or taken.
 };
 
-AppendGroups::AppendGroups(std::size_t in_flight, std::chrono::milliseconds queue_timeout,
-                           WriteOne one, WriteGroup group)
-    : in_flight_limit_(in_flight == 0 ? 1 : in_flight),
+template <class Group>
+WriteGroups<Group>::WriteGroups(std::string op, std::size_t in_flight,
+                                std::chrono::milliseconds queue_timeout, WriteOne one,
+                                WriteGroup group)
+    : op_(std::move(op)),
+      in_flight_limit_(in_flight == 0 ? 1 : in_flight),
       queue_timeout_(queue_timeout),
       one_(std::move(one)),
       group_(std::move(group)) {}
 
-std::size_t AppendGroups::queued() const {
+template <class Group>
+std::size_t WriteGroups<Group>::queued() const {
   std::lock_guard lock(mutex_);
   return queue_.size();
 }
 
-namespace {
-constexpr const char* kClosed = "a2 postgres append: the store is closed; nothing was sent";
-}  // namespace
-
-void AppendGroups::close() {
+template <class Group>
+void WriteGroups<Group>::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   for (Member* m : queue_) {
-    m->error = std::make_exception_ptr(Unavailable(kClosed));
+    m->error = std::make_exception_ptr(
+        Unavailable("a2 postgres " + op_ + ": the store is closed; nothing was sent"));
     m->state = Member::State::failed;
     m->changed.notify_one();  // Under the lock, as everywhere.
   }
   queue_.clear();
 }
 
-AppendGroups::Answer AppendGroups::append(const calls::AppendOne& request,
-                                          a2::detail::SteadyTime deadline) {
+template <class Group>
+typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request,
+                                                              a2::detail::SteadyTime deadline) {
   Member me(&request, deadline);
   std::unique_lock lock(mutex_);
-  if (closed_) throw Unavailable(kClosed);
+  if (closed_) throw Unavailable("a2 postgres " + op_ + ": the store is closed; nothing was sent");
   // A place is free only while nobody waits (a caller done with a queue hands it over).
   if (in_flight_ < in_flight_limit_) {
     ++in_flight_;
@@ -114,31 +121,44 @@ AppendGroups::Answer AppendGroups::append(const calls::AppendOne& request,
     if (me.changed.wait_until(lock, wait_until) == std::cv_status::timeout &&
         me.state == Member::State::queued) {
       std::erase(queue_, &me);
-      throw Unavailable("a2 postgres append: no append group became free in time (" +
+      throw Unavailable("a2 postgres " + op_ + ": no place in flight became free in time (" +
                         std::to_string(in_flight_limit_) + " in flight); nothing was sent");
     }
   }
   if (me.state == Member::State::leading) return lead(lock, me);
   // Taken: the group's call ends by its deadline, the earliest of its members'.
   while (me.state == Member::State::taken) me.changed.wait(lock);
-  lock.unlock();  // The leader no longer touches `me`.
+  lock.unlock();                             // The leader no longer touches `me`.
   if (me.sent) ++a2::detail::t_round_trips;  // The group's call was this request's too.
   if (me.state == Member::State::answered) return std::move(*me.answer);
   if (me.state == Member::State::failed) std::rethrow_exception(me.error);
   return one_(request, deadline);  // alone
 }
 
-void AppendGroups::take_queue(Member& leader) {
+template <class Group>
+void WriteGroups<Group>::take_queue(Member& leader) {
   leader.group.assign(1, &leader);
-  while (!queue_.empty() && leader.group.size() < kMaxGroup) {
-    Member* m = queue_.front();
-    queue_.pop_front();
+  const auto joins = [&](const Member* m) {
+    if constexpr (Group::kOnePerSession)
+      for (const Member* in : leader.group)
+        if (in->request->session_id == m->request->session_id) return false;
+    return true;
+  };
+  for (auto it = queue_.begin(); it != queue_.end() && leader.group.size() < kMaxGroup;) {
+    if (!joins(*it)) {
+      ++it;  // Stays queued, in its place, for a later group.
+      continue;
+    }
+    Member* m = *it;
+    it = queue_.erase(it);
     m->state = Member::State::taken;
     leader.group.push_back(m);
   }
 }
 
-AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Member& me) {
+template <class Group>
+typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<std::mutex>& lock,
+                                                             Member& me) {
   if (me.group.empty()) take_queue(me);  // Else handed over with its group.
   const std::vector<Member*> members = std::move(me.group);
   lock.unlock();
@@ -153,7 +173,7 @@ AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Memb
       error = std::current_exception();
     }
   } else {
-    calls::AppendGroup call;
+    Group call;
     a2::detail::SteadyTime deadline = me.deadline;
     for (const Member* m : members) {
       call.requests.push_back(m->request);
@@ -161,7 +181,7 @@ AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Memb
     }
     try {
       answers = group_(call, deadline);  // One per request (its decode checks).
-    } catch (const RolledBack&) {
+    } catch (const GroupRolledBack&) {
       alone = true;
     } catch (...) {
       error = std::current_exception();
@@ -176,7 +196,7 @@ AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Memb
     if (alone) {
       m.state = Member::State::alone;
     } else if (error != nullptr) {
-      m.error = copy_of(error);
+      m.error = copy_of(error, op_);
       m.state = Member::State::failed;
     } else {
       m.answer = std::move(answers[i]);
@@ -201,5 +221,9 @@ AppendGroups::Answer AppendGroups::lead(std::unique_lock<std::mutex>& lock, Memb
   if (error != nullptr) std::rethrow_exception(error);
   return std::move(answers[0]);
 }
+
+template class WriteGroups<calls::AppendGroup>;
+template class WriteGroups<calls::ClaimGroup>;
+template class WriteGroups<calls::CompleteGroup>;
 
 }  // namespace a2::postgres::detail
