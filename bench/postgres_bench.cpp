@@ -418,10 +418,11 @@ int run(const a2::bench::Args& args, const Sections& sections) {
             << "; settings: " << settings << ".\n\n";
 
   constexpr std::size_t kPool = 16;
-  // The suite's store groups appends beyond two in flight (the default is pool_size, 16 here,
-  // which groups nothing with 16 threads): on this 2-core machine 16 threads' appends then go
-  // about a third faster (Append groups at 16 threads compares it with the default and with 0).
-  constexpr std::size_t kAppendGroups = 2;
+  // The suite's store groups appends, claims and completions beyond two of each kind in flight
+  // (the default is pool_size, 16 here, which groups nothing with 16 threads): on this 2-core
+  // machine 16 threads' appends then go about a third faster, their claim + complete cycles
+  // about a quarter (Write groups at 16 threads compares it with the default and with 0).
+  constexpr std::size_t kWriteGroups = 2;
   // On a server of the caller's, a schema of our own, dropped at the end.
   std::string schema = server ? "bench" : "a2bench_" + std::to_string(::getpid());
   auto store = a2::postgres::open({.connection = connection,
@@ -431,7 +432,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                                    .clock = nullptr,
                                    .ids = nullptr,
                                    .feed_safety_poll = std::chrono::milliseconds(1000),
-                                   .append_groups = kAppendGroups});
+                                   .append_groups = kWriteGroups,
+                                   .work_groups = kWriteGroups});
   a2::bench::Meter meter([&] { return snapshot(admin, have_statements); });
 
   // Warm-up: every operation runs on every pooled connection (16 threads at once hold all 16),
@@ -466,8 +468,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare`, `PQsendQuery`, "
         "`PQsendQueryPrepared` and `PQsendPrepare` (each sends one request, whose reply the "
         "caller waits for) and counts the calls the store and libpqxx make (the store has "
-        "`append_groups` = 2: appends at 16 threads share calls, so there it falls below one; "
-        "each caller still makes one round trip, as Append groups at 16 threads counts). The "
+        "`append_groups` and `work_groups` = 2: appends, claims and completions at 16 threads "
+        "share calls, so there it falls below one; each caller still makes one round trip, as "
+        "Write groups at 16 threads counts). The "
         "server "
         "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
         "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
@@ -1032,38 +1035,50 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   };
   std::vector<WakeRun> wake_runs;
   // ---- Appends at 16 threads with the default append groups and with none. ----
-  // Interleaved rounds of append 1 on 16 sessions, on two stores on the schema whose only
-  // difference is append_groups; each counts its callers' round trips (observer).
+  // Interleaved rounds of append 1, and of claim + complete cycles, on 16 sessions, on stores
+  // on the schema whose only differences are pool_size and append_groups and work_groups (set
+  // alike); each counts its callers' round trips (observer).
   if (sections.has("groups")) {
-    note("append groups at 16 threads");
+    note("write groups at 16 threads");
     struct Variant {
       std::size_t pool;
       std::optional<std::size_t> groups;  // Unset: the default (pool_size).
       std::shared_ptr<a2::bench::RoundTripCounter> counter;
       std::unique_ptr<a2::Store> store;
       a2::bench::Block append;
-      double callers_rt = 0;
+      a2::bench::Block cycle;
+      double append_rt = 0;  // Callers' round trips per call: appends,
+      double cycle_rt = 0;   // claims and completions.
     };
     const std::size_t default_pool = a2::postgres::Options{}.pool_size;
     std::vector<Variant> variants;
     for (const auto& [pool, groups] :
          std::vector<std::pair<std::size_t, std::optional<std::size_t>>>{
-             {kPool, kAppendGroups}, {kPool, std::nullopt}, {kPool, 0},
-             {default_pool, std::nullopt}, {default_pool, 0}}) {
-      Variant v{pool, groups, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}};
+             {kPool, kWriteGroups},
+             {kPool, std::nullopt},
+             {kPool, 0},
+             {default_pool, std::nullopt},
+             {default_pool, 0}}) {
+      Variant v{pool, groups, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}, {}};
       a2::postgres::Options o;
       o.connection = connection;
       o.schema = schema;
       o.pool_size = pool;
       o.statement_timeout = std::chrono::milliseconds(60000);
       o.append_groups = groups;
+      o.work_groups = groups;
       o.observe.observer = v.counter;
       v.store = a2::postgres::open(o);
+      const std::string tag = "groups-" + std::to_string(variants.size()) + "-";
+      for (int t = 0; t < 16; ++t)
+        a2::bench::seed_cycle(*v.store, tag + "cycle-" + std::to_string(t));
       // Every pooled connection prepares its statements before the blocks.
       (void)meter.measure(16, a2::bench::Budget{args.ms(300), INT64_MAX},
                           [&](int t, std::int64_t i) {
                             (void)v.store->append("groups-warm-" + std::to_string(t),
                                                   a2::bench::events(1, i, false));
+                            a2::bench::cycle(*v.store, tag + "cycle-" + std::to_string(t),
+                                             "w" + std::to_string(t), i);
                           });
       (void)v.counter->take();
       variants.push_back(std::move(v));
@@ -1078,38 +1093,51 @@ int run(const a2::bench::Args& args, const Sections& sections) {
           (void)v.store->append("groups-" + std::to_string(n) + "-" + std::to_string(t),
                                 a2::bench::events(1, offset + i, false));
         }));
-        v.callers_rt += v.counter->take() / kRounds;
+        v.append_rt += v.counter->take() / kRounds;
+        v.cycle.merge(meter.measure(16, budget, [&](int t, std::int64_t i) {
+          a2::bench::cycle(*v.store, "groups-" + std::to_string(n) + "-cycle-" + std::to_string(t),
+                           "w" + std::to_string(t), offset + i);
+        }));
+        v.cycle_rt += v.counter->take() / kRounds;
       }
       offset += 1000000;
     }
-    Table table({"pool_size", "append_groups", "ops/s", "p50 µs", "p99 µs",
+    Table table({"pool_size", "append_groups, work_groups", "workload", "ops/s", "p50 µs", "p99 µs",
                  "callers' round trips per call", "statements/op (server)", "server ms/op",
                  "machine cores busy", "machine CPU µs/op"});
     for (auto& v : variants) {
-      auto& b = v.append;
-      table.add({std::to_string(v.pool) + (v.pool == default_pool ? " (default)" : ""),
-                 !v.groups        ? "default (" + std::to_string(v.pool) + ")"
-                 : *v.groups == 0 ? std::string("0 (off)")
-                                  : std::to_string(*v.groups) + " (the suite's)",
-                 fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0),
-                 fmt(b.m.latency.p99_us(), 0), fmt(v.callers_rt, 2), fmt(b.per_op("statements"), 2),
-                 fmt(b.per_op("exec_ms"), 3), fmt(b.cores_busy(), 2),
-                 fmt(b.per_op("machine_cpu_s") * 1e6, 0)});
+      for (const bool appends : {true, false}) {
+        auto& b = appends ? v.append : v.cycle;
+        table.add({std::to_string(v.pool) + (v.pool == default_pool ? " (default)" : ""),
+                   !v.groups        ? "default (" + std::to_string(v.pool) + ")"
+                   : *v.groups == 0 ? std::string("0 (off)")
+                                    : std::to_string(*v.groups) + " (the suite's)",
+                   appends ? "append 1 event" : "claim + complete (1 child)",
+                   fmt(b.m.ops_per_s(), 0), fmt(b.m.latency.p50_us(), 0),
+                   fmt(b.m.latency.p99_us(), 0), fmt(appends ? v.append_rt : v.cycle_rt, 2),
+                   fmt(b.per_op("statements"), 2), fmt(b.per_op("exec_ms"), 3),
+                   fmt(b.cores_busy(), 2), fmt(b.per_op("machine_cpu_s") * 1e6, 0)});
+      }
     }
-    std::cout << "### Append groups at 16 threads\n\n"
-                 "16 threads appending one event each to a session of their own, on stores that "
-                 "differ only in `pool_size` and `append_groups`: with the suite's pool of "
-                 << kPool << ", 2 as the suite's store (appends started while two are in flight "
-                 "wait and go together in the next call and transaction, "
-                 "docs/postgres-layout.md#append-groups), the default (the pool size: 16 threads "
-                 "never wait for a place, so nothing is grouped) and 0 (each append its own "
-                 "call); with the default pool, the default (appends that would wait for a "
-                 "pooled connection go together instead) and 0. "
-              << kRounds << " interleaved rounds of " << budget.duration.count()
-              << " ms per row, summed. Callers' round trips per call: counted by the client (an "
-                 "observer summing `OperationRecord::round_trips`); statements/op: top-level "
-                 "statements the server executed per append (below one when appends share "
-                 "calls); the other columns as in Operations.\n\n";
+    std::cout
+        << "### Write groups at 16 threads\n\n"
+           "16 threads, each on a session of its own, appending one event per call, then "
+           "(the next block) running claim + complete cycles (as in Operations), on stores "
+           "that differ only in `pool_size` and in `append_groups` and `work_groups` (set "
+           "alike): with the suite's pool of "
+        << kPool
+        << ", 2 as the suite's store (writes of a kind started while two of "
+           "that kind are in flight wait and go together in the next call and "
+           "transaction, docs/postgres-layout.md#write-groups), the default (the pool size: "
+           "16 threads never wait for a place, so nothing is grouped) and 0 (each call on "
+           "its own); with the default pool, the default (calls that would wait for a "
+           "pooled connection go together instead) and 0. "
+        << kRounds << " interleaved rounds of " << budget.duration.count()
+        << " ms per row and workload, summed. Callers' round trips per call: counted by "
+           "the client (an observer summing `OperationRecord::round_trips`) per call (a cycle "
+           "is two calls); statements/op: top-level statements the server "
+           "executed per operation (below one per call when calls share a group); the "
+           "other columns as in Operations.\n\n";
     table.print();
     for (auto& v : variants) v.store->close();
   }
@@ -1140,7 +1168,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       o.schema = in_schema;
       o.pool_size = kPool;
       o.statement_timeout = std::chrono::milliseconds(60000);
-      o.append_groups = kAppendGroups;
+      o.append_groups = kWriteGroups;
+      o.work_groups = kWriteGroups;
       if (ids) o.ids = std::move(ids);
       return a2::postgres::open(o);
     };
@@ -1228,7 +1257,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
               << fmt(written_s, 1)
               << " s), with event ids of 32 random hex digits (md5 of the row's number), as a "
                  "store with random ids or callers' own ids leave them; beside it a fresh schema. "
-                 "Stores as the suite's (pool_size 16, append_groups 2), with the default id "
+                 "Stores as the suite's (pool_size 16, append_groups and work_groups 2), with the default id "
                  "source (TimeOrderedIdSource: the drawing's milliseconds, then random bits) and, "
                  "on the history, with RandomIdSource. Each thread appends one event per call to "
                  "a session of its own. "
@@ -1421,16 +1450,20 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                      fmt(b16.per_op("exec_ms"), 3) + " at 16 threads, " +
                      fmt(b1.per_op("exec_ms"), 3) + " at 1)",
                  sixteen >= 2 * one ? "yes" : "no"});
-    // The CPU bound: 16 threads can run at most as many cycles per second as the machine's
-    // cores do at the 1-thread cycle's CPU per cycle (contention only adds to it).
+    // The CPU bound without write groups: 16 threads can run at most as many cycles per second
+    // as the machine's cores do at the 1-thread cycle's CPU per cycle (contention only adds to
+    // it); groups lift it by sharing a transaction's cost among the cycles of several threads.
     const double cores = std::thread::hardware_concurrency();
     const double cpu1 = b1.per_op("machine_cpu_s");
+    const double cpu16 = b16.per_op("machine_cpu_s");
     targets.add({"(no target) the CPU bound of that ratio: the 1-thread cycle keeps this many "
-                 "cores busy; at its CPU per cycle all cores run at most this multiple of it",
+                 "cores busy; at its CPU per cycle all cores run at most this multiple of it, at "
+                 "the 16-thread cycle's (claims and completions in groups) this multiple",
                  fmt(b1.cores_busy(), 2) + " of " + fmt(cores, 0) + " cores (" +
                      fmt(cpu1 * 1e6, 0) + " µs of machine CPU per cycle; " +
-                     fmt(b16.per_op("machine_cpu_s") * 1e6, 0) + " at 16 threads): at most " +
-                     fmt(cpu1 > 0 ? cores / cpu1 / one : 0, 2) + "x",
+                     fmt(cpu16 * 1e6, 0) + " at 16 threads): at most " +
+                     fmt(cpu1 > 0 ? cores / cpu1 / one : 0, 2) + "x; " +
+                     fmt(cpu16 > 0 ? cores / cpu16 / one : 0, 2) + "x",
                  "-"});
   }
   if (ran_operations) {
