@@ -202,8 +202,10 @@ std::vector<std::unique_ptr<Async<R>>> queue_async(const std::vector<std::functi
 std::vector<std::unique_ptr<Call>> queue_calls(
     a2::Store& store, const std::vector<std::pair<std::string, a2::NewEvent>>& events) {
   std::vector<std::function<a2::AppendResult()>> calls;
-  for (const auto& [session, event] : events)
-    calls.push_back([&store, session, event] { return store.append(session, {event}); });
+  for (const auto& request : events)
+    calls.push_back([&store, session = request.first, event = request.second] {
+      return store.append(session, {event});
+    });
   return queue_async(calls);
 }
 
