@@ -884,7 +884,7 @@ TEST_CASE("when the server rejects a completion group each request goes alone wi
 
 // S231 under load, with the defaults users run with (pool_size 4, work_groups the pool size) and
 // with work_groups 2, 1 and 0: threads claiming and completing on sessions of their own and on
-// one shared session, beside appends to the shared one.
+// one shared session, beside appends to the shared one and, halfway, a clear of it.
 TEST_CASE("many threads claiming and completing through work groups keep every session dense",
           "[postgres][work_groups][S231]") {
   for (const std::optional<std::size_t> groups : kGroupSettings) {
@@ -901,11 +901,13 @@ TEST_CASE("many threads claiming and completing through work groups keep every s
     std::vector<std::vector<std::string>> acknowledged(kThreads);
     std::vector<std::int64_t> round_trips(kThreads, 0);
     std::atomic<int> shared_completed{0};
+    std::atomic<int> cycles_done{0};
+    std::string clear_failure;
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
         const std::string own = "own-" + std::to_string(t);
         try {
-          for (int i = 1; i <= kCycles; ++i) {
+          for (int i = 1; i <= kCycles; ++i, ++cycles_done) {
             const auto before = a2::detail::t_round_trips;
             const auto claim = f->claim_available(claim_of(own));
             if (claim.verdict != a2::ClaimVerdict::claimed || claim.events.size() != 1 ||
@@ -937,7 +939,17 @@ TEST_CASE("many threads claiming and completing through work groups keep every s
           failures[t] = e.what();
         }
       });
+    // Halfway, a clear of the shared session, among its grouped claims and completions.
+    threads.emplace_back([&] {
+      try {
+        while (cycles_done < kThreads * kCycles / 2) std::this_thread::sleep_for(1ms);
+        (void)f->clear({.session_id = "shared"});
+      } catch (const std::exception& e) {
+        clear_failure = e.what();
+      }
+    });
     for (auto& th : threads) th.join();
+    CHECK(clear_failure == "");
     for (int t = 0; t < kThreads; ++t) {
       INFO("thread " << t);
       REQUIRE(failures[t] == "");
@@ -952,8 +964,13 @@ TEST_CASE("many threads claiming and completing through work groups keep every s
             acknowledged[t].size());
     }
     CHECK(shared_completed > 0);
-    const auto shared = f->read("shared");
-    for (std::size_t i = 0; i < shared.size(); ++i) CHECK(shared[i].index == std::int64_t(i + 1));
+    // Dense from 1 across both lifetimes (the cleared one stays until reclaimed).
+    const auto shared = sql(f,
+                            "select count(*), min(idx), max(idx), count(*) filter (where "
+                            "event_type = 'a2.clear') from a2_events where session_id = 'shared'");
+    CHECK(shared[0][1].as<long long>() == 1);
+    CHECK(shared[0][2].as<long long>() == shared[0][0].as<long long>());
+    CHECK(shared[0][3].as<long long>() == 1);
   }
 }
 
