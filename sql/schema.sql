@@ -1515,6 +1515,86 @@ begin
   end if;
 end $$;
 
+-- complete_attempts groups: the calls of several callers of a2_complete_attempts (complete_attempts,
+-- and complete_attempt with claim_next: src/postgres/write_groups.hpp,
+-- docs/postgres-layout.md#write-groups) in one call, so one transaction. Parallel arrays in
+-- request order: sessions (each at most once: a2_complete_attempts locks parent rows before the
+-- session lock), times (now_ms of each), completion_counts (how many completions each has),
+-- holders (null: no claim_next), expiries and limits of the claims; the completions flattened
+-- in request order (indexes, attempts, child_counts), their children flattened in that order
+-- (ids, types, lanes, settled, available_at), and new_payloads a jsonb array of one element per
+-- request, a2_complete_attempts' new_payloads. Each request is a2_complete_attempts', in
+-- session order (as a2_append_group's). One row per request: k, its position (1-based),
+-- a2_complete_attempts' results, and r_wake, its own wake-ups (a2.wake, reset before the next).
+-- An error of any request rolls the whole group back; the store then sends each request alone.
+create or replace function a2_complete_attempts_group(ss text[], nows bigint[],
+                                                      completion_counts bigint[],
+                                                      completion_indexes bigint[],
+                                                      completion_attempts bigint[],
+                                                      child_counts bigint[], new_ids text[],
+                                                      new_types text[], new_payloads jsonb,
+                                                      new_lanes text[], new_settled boolean[],
+                                                      new_available_at bigint[], holders text[],
+                                                      expiries bigint[], limits bigint[],
+                                                      out k integer, out r_wake text,
+                                                      out r_parts bigint[], out r_verdicts text[],
+                                                      out r_events a2_events[],
+                                                      out r_retry_at bigint,
+                                                      out r_clear_index bigint)
+returns setof record
+language plpgsql as $$
+declare
+  n integer := coalesce(cardinality(ss), 0);
+  first_completions integer[] := '{}';
+  first_children integer[] := '{}';
+  next_completion integer := 1;
+  next_child integer := 1;
+  i integer;
+  cf integer;
+  cl integer;
+  hf integer;
+  hl integer;
+  one record;
+  cleared text;
+begin
+  for k in 1 .. n loop
+    first_completions[k] := next_completion;
+    first_children[k] := next_child;
+    for i in next_completion .. next_completion + coalesce(completion_counts[k], 0)::integer - 1
+    loop
+      next_child := next_child + coalesce(child_counts[i], 0)::integer;
+    end loop;
+    next_completion := next_completion + coalesce(completion_counts[k], 0)::integer;
+  end loop;
+  for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
+    cf := first_completions[k];
+    cl := cf + coalesce(completion_counts[k], 0)::integer - 1;
+    hf := first_children[k];
+    hl := (case when k < n then first_children[k + 1] else next_child end) - 1;
+    -- An assignment, not a query: no executor start per request.
+    one := a2_complete_attempts(ss[k], nows[k],
+                                coalesce(completion_indexes[cf:cl], '{}'),
+                                coalesce(completion_attempts[cf:cl], '{}'),
+                                coalesce(child_counts[cf:cl], '{}'),
+                                coalesce(new_ids[hf:hl], '{}'), coalesce(new_types[hf:hl], '{}'),
+                                coalesce(new_payloads -> (k - 1), '[]'::jsonb),
+                                coalesce(new_lanes[hf:hl], '{}'),
+                                coalesce(new_settled[hf:hl], '{}'),
+                                coalesce(new_available_at[hf:hl], '{}'),
+                                holders[k], expiries[k], limits[k]);
+    r_parts := one.r_parts;
+    r_verdicts := one.r_verdicts;
+    r_events := one.r_events;
+    r_retry_at := one.r_retry_at;
+    r_clear_index := one.r_clear_index;
+    r_wake := current_setting('a2.wake', true);
+    if r_wake <> '' then
+      cleared := set_config('a2.wake', '', true);
+    end if;
+    return next;
+  end loop;
+end $$;
+
 -- fail_attempt. retry_at: not claimable before then (null, or not after now_ms: at once; a
 -- dead letter ignores it). Returns r_verdict (failed|dead_lettered|superseded) and
 -- r_failure_count.

@@ -50,12 +50,13 @@ struct Options {
   // appends of a few threads that could have gone at once. 0: every append is its own call. At
   // most 64.
   std::optional<std::size_t> append_groups = std::nullopt;
-  // The same for claims without exclusions and for completions without claim_next, each kind
-  // on its own: at most this many claims, and this many completions, written at once; those
-  // started meanwhile wait, and the next to go takes the queued ones of its kind, one per
-  // session, in one call, one transaction and one round trip (docs/postgres-layout.md#write-groups).
-  // Each caller still gets its own answer; one whose group the server rejects sends its call
-  // alone. Default: pool_size. 0: every claim and completion is its own call. At most 64.
+  // The same for claims without exclusions, for completions without claim_next and for
+  // complete_attempts calls (and completions with claim_next), each kind on its own: at most
+  // this many of each kind written at once; those started meanwhile wait, and the next to go
+  // takes the queued ones of its kind, one per session, in one call, one transaction and one
+  // round trip (docs/postgres-layout.md#write-groups). Each caller still gets its own answer;
+  // one whose group the server rejects sends its call alone. Default: pool_size. 0: every claim
+  // and completion is its own call. At most 64.
   std::optional<std::size_t> work_groups = std::nullopt;
 };
 

@@ -24,6 +24,7 @@
 #include "postgres/calls/clear.hpp"
 #include "postgres/calls/complete_attempt.hpp"
 #include "postgres/calls/complete_attempts.hpp"
+#include "postgres/calls/complete_attempts_group.hpp"
 #include "postgres/calls/complete_group.hpp"
 #include "postgres/calls/fail_attempt.hpp"
 #include "postgres/calls/find_work.hpp"
@@ -92,6 +93,8 @@ class PostgresStore final : public Store {
         make_groups<calls::ClaimGroup>("claim_available", options.work_groups, options.pool_size);
     completion_groups_ = make_groups<calls::CompleteGroup>("complete_attempt", options.work_groups,
                                                            options.pool_size);
+    completions_groups_ = make_groups<calls::CompleteAttemptsGroup>(
+        "complete_attempts", options.work_groups, options.pool_size);
   }
 
   ~PostgresStore() override { close(); }
@@ -377,6 +380,7 @@ class PostgresStore final : public Store {
     if (append_groups_) append_groups_->close();
     if (claim_groups_) claim_groups_->close();
     if (completion_groups_) completion_groups_->close();
+    if (completions_groups_) completions_groups_->close();
     wakes_->stop();  // Sends what is queued first.
     notifier_->stop();
     pool_->close();
@@ -509,8 +513,10 @@ class PostgresStore final : public Store {
   // one was asked for (else it is unreadable: outcome unknown, as any undecodable write reply).
   CompleteManyResult complete_many(std::string_view op, const calls::CompleteAttempts& call,
                                    std::size_t completions, bool claim_next) {
-    bool wakes_feeds = false;
-    auto out = write(op, call, &wakes_feeds);
+    // It may go in one call with other callers' (postgres/write_groups.hpp).
+    const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
+    auto [out, wakes_feeds] = completions_groups_ ? completions_groups_->write(call, deadline)
+                                                  : write_alone(op, call, deadline);
     if (out.results.size() != completions || out.next.has_value() != claim_next) {
       if (wakes_feeds) notifier_->written_unhanded(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
@@ -569,6 +575,8 @@ class PostgresStore final : public Store {
   std::unique_ptr<WriteGroups<calls::AppendGroup>> append_groups_;
   std::unique_ptr<WriteGroups<calls::ClaimGroup>> claim_groups_;
   std::unique_ptr<WriteGroups<calls::CompleteGroup>> completion_groups_;
+  // complete_attempts, and complete_attempt with claim_next.
+  std::unique_ptr<WriteGroups<calls::CompleteAttemptsGroup>> completions_groups_;
 };
 
 }  // namespace

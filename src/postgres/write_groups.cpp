@@ -12,6 +12,7 @@
 #include "a2/observe.hpp"
 #include "postgres/calls/append_group.hpp"
 #include "postgres/calls/claim_group.hpp"
+#include "postgres/calls/complete_attempts_group.hpp"
 #include "postgres/calls/complete_group.hpp"
 
 namespace a2::postgres::detail {
@@ -225,5 +226,6 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
 template class WriteGroups<calls::AppendGroup>;
 template class WriteGroups<calls::ClaimGroup>;
 template class WriteGroups<calls::CompleteGroup>;
+template class WriteGroups<calls::CompleteAttemptsGroup>;
 
 }  // namespace a2::postgres::detail

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S231): appends
-// of one event, claims without exclusions and completions without claim_next started while
-// `append_groups` (or `work_groups`) writes of their kind are in flight wait, and go to the
-// server together in one call and one transaction; each caller still gets its own answer, in
-// one round trip, and a group the server rejects sends each request alone.
+// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S232): appends
+// of one event, claims without exclusions, completions without claim_next and complete_attempts
+// calls (with or without claim_next) started while `append_groups` (or `work_groups`) writes of
+// their kind are in flight wait, and go to the server together in one call and one
+// transaction; each caller still gets its own answer, in one round trip, and a group the server
+// rejects sends each request alone.
 //
 // A group is made deterministic by a lock every write of the kind takes: for appends the session
 // lock (pg_advisory_xact_lock(hashtext(session))), for claims and completions the event rows
@@ -633,10 +634,10 @@ TEST_CASE("many threads appending through append groups keep every session dense
   }
 }
 
-// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S231): claims
-// without exclusions and completions without claim_next, each kind on its own, go together as
-// appends do. Places in flight are taken by calls waiting on the server for rows the test
-// holds (a claim and a completion lock event rows first).
+// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S232): claims
+// without exclusions, completions without claim_next and complete_attempts calls, each kind on
+// its own, go together as appends do. Places in flight are taken by calls waiting on the server for
+// rows the test holds (a claim and a completion lock event rows first).
 
 // The default: as many claims, and as many completions, in flight as the pool has connections.
 const std::size_t kWorkInFlight =
@@ -880,6 +881,119 @@ TEST_CASE("when the server rejects a completion group each request goes alone wi
   CHECK_FALSE(thief_rows[0].processed_at.has_value());
   CHECK(thief_rows[0].claim_holder == "w");
   CHECK(f->read("owner").size() == 1);
+}
+
+TEST_CASE(
+    "complete_attempts calls queued behind others in flight go to the server in one call, one "
+    "per session",
+    "[postgres][work_groups][S232]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const std::string blocked = f.schema + "-blocked";
+  append_blocked(f, blocked);
+  (void)f->append("a", {ev("a-1"), ev("a-2"), ev("a-3")});
+  (void)f->append("b", {ev("b-1")});
+  (void)f->append("c", {ev("c-1")});
+  const auto held = claim_all(f, blocked);
+  const auto a = claim_all(f, "a");
+  const auto b = claim_all(f, "b");
+  const auto c = claim_all(f, "c");
+  const a2::ClaimNext next{
+      .holder = "n", .ttl_ms = 60000, .expires_at_ms = std::nullopt, .max_events = 1};
+  // Four completions with claim_next in flight, each waiting for its parent row.
+  RowLock rows(f, blocked);
+  std::vector<std::unique_ptr<Async<a2::CompleteManyResult>>> holders;
+  for (const auto& e : held)
+    holders.push_back(std::make_unique<Async<a2::CompleteManyResult>>([&f, e, next] {
+      return f->complete_attempts(
+          {.session_id = e.session_id,
+           .completions = {{.index = e.index, .attempt = e.attempt_count, .events = {}}},
+           .claim_next = next});
+    }));
+  wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight),
+                        "complete_attempts, and complete_attempt with claim_next", Waits::row);
+  const auto child = [](const a2::StoredEvent& e, const std::string& id) {
+    return a2::Completion{
+        .index = e.index, .attempt = e.attempt_count, .events = completion_of(e, id).events};
+  };
+  // a twice (its first two events together, then its third), b by complete_attempt with
+  // claim_next, c without claim_next: a's second request cannot join the first's group.
+  auto calls = queue_async<a2::CompleteManyResult>(
+      {[&] {
+         return f->complete_attempts(
+             {.session_id = "a",
+              .completions = {child(a.at(0), "a-c1"), child(a.at(1), "a-c2")},
+              .claim_next = next});
+       },
+       [&] {
+         auto request = completion_of(b.at(0), "b-c1");
+         request.claim_next = next;
+         auto one = f->complete_attempt(request);
+         a2::CompleteManyResult out;
+         out.next = std::move(one.next);
+         one.next.reset();
+         out.results.push_back(std::move(one));
+         return out;
+       },
+       [&] {
+         return f->complete_attempts(
+             {.session_id = "c", .completions = {child(c.at(0), "c-c1")}, .claim_next = {}});
+       },
+       [&] {
+         return f->complete_attempts(
+             {.session_id = "a", .completions = {child(a.at(2), "a-c3")}, .claim_next = next});
+       }});
+  rows.release();
+  for (auto& h : holders) h->join();
+  for (auto& call : calls) call->join();
+  for (const auto& h : holders) {
+    REQUIRE(h->error() == "");
+    REQUIRE(h->result()->results.size() == 1);
+    CHECK(h->result()->results[0].verdict == a2::CompleteVerdict::completed);
+  }
+  const std::vector<std::vector<std::string>> children = {
+      {"a-c1", "a-c2"}, {"b-c1"}, {"c-c1"}, {"a-c3"}};
+  std::set<std::int64_t> a_claimed;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    INFO("request " << i);
+    const auto& call = *calls[i];
+    REQUIRE(call.error() == "");
+    CHECK(call.round_trips() == 1);
+    const auto& got = *call.result();
+    REQUIRE(got.results.size() == children[i].size());
+    for (std::size_t k = 0; k < got.results.size(); ++k) {
+      CHECK(got.results[k].verdict == a2::CompleteVerdict::completed);
+      REQUIRE(got.results[k].events.size() == 1);
+      const auto& e = got.results[k].events[0];
+      CHECK(e.id == children[i][k]);
+      const auto stored = f->read(e.session_id);
+      REQUIRE(e.index <= static_cast<std::int64_t>(stored.size()));
+      // The stored row, before claim_next may have claimed it.
+      const auto& row = stored[static_cast<std::size_t>(e.index - 1)];
+      CHECK(row.id == e.id);
+      CHECK(row.type == e.type);
+      CHECK(row.payload == e.payload);
+      CHECK(row.created_at == e.created_at);
+      CHECK(a2::conformance::to_json(row)["cause"] == a2::conformance::to_json(e)["cause"]);
+    }
+    CHECK(got.next.has_value() == (i != 2));
+    if (!got.next) continue;
+    // claim_next took one of the session's new children, held by "n".
+    REQUIRE(got.next->verdict == a2::ClaimVerdict::claimed);
+    REQUIRE(got.next->events.size() == 1);
+    CHECK(got.next->events[0].claim_holder == "n");
+    if (i == 1) CHECK(got.next->events[0].id == "b-c1");
+    if (i == 0 || i == 3) a_claimed.insert(got.next->events[0].index);
+  }
+  CHECK(a_claimed.size() == 2);  // a's two claims took different children.
+  // One transaction completed b's, c's and one of a's requests' parents (a parent's row is
+  // written by its completion only; a child may be claimed again by a later request); a's other
+  // request went in another.
+  const auto group = writers_of(f, {"b-1", "c-1"});
+  REQUIRE(group.size() == 1);
+  CHECK(written_by(f, {"a-1", "a-3"}, *group.begin()) == 1);
+  CHECK(writers_of(f, {"a-1", "a-2"}).size() == 1);
+  CHECK(writers_of(f, {"a-1", "a-3"}).size() == 2);
 }
 
 // S231 under load, with the defaults users run with (pool_size 4, work_groups the pool size) and

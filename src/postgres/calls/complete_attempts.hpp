@@ -97,22 +97,29 @@ struct CompleteAttempts {
   // r_wake, r_part, then per part the columns of its decoder: a completion's (k >= 1) r_verdict and
   // its children; the claim's (0) r_verdict, r_retry_at, r_clear_index and its rows. Parts come in
   // order, each as consecutive rows.
-  static Reply decode(const Result& rows) {
-    expect_columns(rows, 0, {"r_wake", "r_part", "r_verdict", "r_retry_at", "r_clear_index"});
+  static Reply decode(const Result& rows) { return decode_part(rows, 0, 0, rows.size()); }
+
+  // The same from column `first` of the rows [begin, end) of `rows`: complete_attempts' reply,
+  // and one request's part of complete_attempts_group's (calls/complete_attempts_group.hpp).
+  static Reply decode_part(const Result& rows, Result::size_type first, Result::size_type begin,
+                           Result::size_type end) {
+    expect_columns(rows, first,
+                   {"r_wake", "r_part", "r_verdict", "r_retry_at", "r_clear_index"});
     Reply out;
-    for (Result::size_type begin = 0; begin < rows.size();) {
-      const auto part = rows.at(begin)[1].as<std::int64_t>();
-      auto end = begin + 1;
-      while (end < rows.size() && rows.at(end)[1].as<std::int64_t>() == part) ++end;
+    for (; begin < end;) {
+      const auto part = rows.at(begin)[first + 1].as<std::int64_t>();
+      auto stop = begin + 1;
+      while (stop < end && rows.at(stop)[first + 1].as<std::int64_t>() == part) ++stop;
       if (part == 0) {
         if (out.next) throw std::logic_error("a second claim part");
-        out.next = ClaimAvailable::decode_part(rows, 2, begin, end);
+        out.next = ClaimAvailable::decode_part(rows, first + 2, begin, stop);
       } else {
         if (out.next || part != static_cast<std::int64_t>(out.results.size()) + 1)
           throw std::logic_error("completion part " + std::to_string(part) + " out of order");
-        out.results.push_back(CompleteAttempt::decode_part(rows, 2, 5, begin, end));
+        out.results.push_back(
+            CompleteAttempt::decode_part(rows, first + 2, first + 5, begin, stop));
       }
-      begin = end;
+      begin = stop;
     }
     return out;
   }
