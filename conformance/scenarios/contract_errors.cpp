@@ -79,6 +79,21 @@ TEST_CASE("contract errors carry their code and name the backend and operation f
     require_contract_error(s, ErrorCode::partial_duplicate_batch, "complete_attempt",
                            [&] { (void)complete(s, "s", 1, 1, {child("c2")}); });
   }
+  SECTION("complete_attempt with claim_next: no event at the index") {
+    require_contract_error(s, ErrorCode::invalid_argument, "complete_attempt", [&] {
+      (void)s.complete_attempt({.session_id = "s",
+                                .index = 99,
+                                .attempt = 1,
+                                .events = {},
+                                .claim_next = ClaimNext{.holder = "w", .ttl_ms = 30000}});
+    });
+  }
+  SECTION("complete_attempts: no event at an index") {
+    require_contract_error(s, ErrorCode::invalid_argument, "complete_attempts", [&] {
+      (void)s.complete_attempts(
+          {.session_id = "s", .completions = {{.index = 99, .attempt = 1, .events = {}}}});
+    });
+  }
   SECTION("fail_attempt: no event at the index") {
     require_contract_error(s, ErrorCode::invalid_argument, "fail_attempt",
                            [&] { (void)fail(s, "s", 99, 1); });

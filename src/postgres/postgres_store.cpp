@@ -93,7 +93,7 @@ class PostgresStore final : public Store {
         make_groups<calls::ClaimGroup>("claim_available", options.work_groups, options.pool_size);
     completion_groups_ = make_groups<calls::CompleteGroup>("complete_attempt", options.work_groups,
                                                            options.pool_size);
-    completions_groups_ = make_groups<calls::CompleteAttemptsGroup>(
+    complete_attempts_groups_ = make_groups<calls::CompleteAttemptsGroup>(
         "complete_attempts", options.work_groups, options.pool_size);
   }
 
@@ -113,7 +113,7 @@ class PostgresStore final : public Store {
       NewEvent& e = events[0];
       const calls::AppendOne call{s, now, *e.id, e.type, &e.payload};
       const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-      auto [reply, wakes_feeds] = append_groups_ ? append_groups_->write(call, deadline)
+      auto [reply, wakes_feeds] = append_groups_ ? append_groups_->write(call, deadline, "append")
                                                  : write_alone("append", call, deadline);
       if (!reply.index) {
         if (wakes_feeds) notifier_->appended(s, reply.replayed.events);
@@ -200,7 +200,8 @@ class PostgresStore final : public Store {
     // Without exclusions it may go in one call with other callers' (postgres/write_groups.hpp).
     if (claim_groups_ && call.exclude_indexes.empty())
       return claim_groups_
-          ->write(call, std::chrono::steady_clock::now() + pool_->settings().command_timeout)
+          ->write(call, std::chrono::steady_clock::now() + pool_->settings().command_timeout,
+                  "claim_available")
           .reply;
     return write("claim_available", call);
   }
@@ -282,7 +283,7 @@ class PostgresStore final : public Store {
       const auto call = calls::CompleteAttempt::of(request, clock().now_ms());
       const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
       auto [out, wakes_feeds] = completion_groups_
-                                    ? completion_groups_->write(call, deadline)
+                                    ? completion_groups_->write(call, deadline, "complete_attempt")
                                     : write_alone("complete_attempt", call, deadline);
       if (wakes_feeds) notifier_->appended(request.session_id, out.events);  // The children.
       return out;
@@ -380,7 +381,7 @@ class PostgresStore final : public Store {
     if (append_groups_) append_groups_->close();
     if (claim_groups_) claim_groups_->close();
     if (completion_groups_) completion_groups_->close();
-    if (completions_groups_) completions_groups_->close();
+    if (complete_attempts_groups_) complete_attempts_groups_->close();
     wakes_->stop();  // Sends what is queued first.
     notifier_->stop();
     pool_->close();
@@ -450,8 +451,8 @@ class PostgresStore final : public Store {
     using Answer = typename WriteGroups<Group>::Answer;
     return std::make_unique<WriteGroups<Group>>(
         op, places, pool_->settings().pool_acquire_timeout,
-        [this, op](const One& call, a2::detail::SteadyTime deadline) {
-          return write_alone(op, call, deadline);
+        [this](const One& call, a2::detail::SteadyTime deadline, std::string_view caller_op) {
+          return write_alone(caller_op, call, deadline);
         },
         [this, op](const Group& call, a2::detail::SteadyTime deadline) -> std::vector<Answer> {
           return write_group(op, call, deadline);
@@ -515,8 +516,9 @@ class PostgresStore final : public Store {
                                    std::size_t completions, bool claim_next) {
     // It may go in one call with other callers' (postgres/write_groups.hpp).
     const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-    auto [out, wakes_feeds] = completions_groups_ ? completions_groups_->write(call, deadline)
-                                                  : write_alone(op, call, deadline);
+    auto [out, wakes_feeds] = complete_attempts_groups_
+                                  ? complete_attempts_groups_->write(call, deadline, op)
+                                  : write_alone(op, call, deadline);
     if (out.results.size() != completions || out.next.has_value() != claim_next) {
       if (wakes_feeds) notifier_->written_unhanded(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
@@ -576,7 +578,7 @@ class PostgresStore final : public Store {
   std::unique_ptr<WriteGroups<calls::ClaimGroup>> claim_groups_;
   std::unique_ptr<WriteGroups<calls::CompleteGroup>> completion_groups_;
   // complete_attempts, and complete_attempt with claim_next.
-  std::unique_ptr<WriteGroups<calls::CompleteAttemptsGroup>> completions_groups_;
+  std::unique_ptr<WriteGroups<calls::CompleteAttemptsGroup>> complete_attempts_groups_;
 };
 
 }  // namespace

@@ -65,9 +65,11 @@ struct WriteGroups<Group>::Member {
     alone,     // The server rejected its group: it sends its request alone.
     failed     // `error` is its group's failure.
   };
-  Member(const One* r, a2::detail::SteadyTime d) : request(r), deadline(d) {}
+  Member(const One* r, a2::detail::SteadyTime d, std::string_view o)
+      : request(r), deadline(d), op(o) {}
   const One* request;
   a2::detail::SteadyTime deadline;
+  std::string_view op;  // The caller's operation (its errors and its single call).
   State state = State::queued;
   bool sent = false;           // Its request reached the server in its group's call.
   std::vector<Member*> group;  // When leading: itself first, then the members taken with it.
@@ -97,8 +99,8 @@ void WriteGroups<Group>::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   for (Member* m : queue_) {
-    m->error = std::make_exception_ptr(
-        Unavailable("a2 postgres " + op_ + ": the store is closed; nothing was sent"));
+    m->error = std::make_exception_ptr(Unavailable("a2 postgres " + std::string(m->op) +
+                                                   ": the store is closed; nothing was sent"));
     m->state = Member::State::failed;
     m->changed.notify_one();  // Under the lock, as everywhere.
   }
@@ -107,10 +109,12 @@ void WriteGroups<Group>::close() {
 
 template <class Group>
 typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request,
-                                                              a2::detail::SteadyTime deadline) {
-  Member me(&request, deadline);
+                                                              a2::detail::SteadyTime deadline,
+                                                              std::string_view op) {
+  Member me(&request, deadline, op);
   std::unique_lock lock(mutex_);
-  if (closed_) throw Unavailable("a2 postgres " + op_ + ": the store is closed; nothing was sent");
+  if (closed_)
+    throw Unavailable("a2 postgres " + std::string(op) + ": the store is closed; nothing was sent");
   // A place is free only while nobody waits (a caller done with a queue hands it over).
   if (in_flight_ < in_flight_limit_) {
     ++in_flight_;
@@ -122,7 +126,8 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request
     if (me.changed.wait_until(lock, wait_until) == std::cv_status::timeout &&
         me.state == Member::State::queued) {
       std::erase(queue_, &me);
-      throw Unavailable("a2 postgres " + op_ + ": no place in flight became free in time (" +
+      throw Unavailable("a2 postgres " + std::string(op) +
+                        ": no place in flight became free in time (" +
                         std::to_string(in_flight_limit_) + " in flight); nothing was sent");
     }
   }
@@ -133,7 +138,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request
   if (me.sent) ++a2::detail::t_round_trips;  // The group's call was this request's too.
   if (me.state == Member::State::answered) return std::move(*me.answer);
   if (me.state == Member::State::failed) std::rethrow_exception(me.error);
-  return one_(request, deadline);  // alone
+  return one_(request, deadline, op);  // alone
 }
 
 template <class Group>
@@ -169,7 +174,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
   bool alone = false;
   if (members.size() == 1) {
     try {
-      answers.push_back(one_(*me.request, me.deadline));
+      answers.push_back(one_(*me.request, me.deadline, me.op));
     } catch (...) {
       error = std::current_exception();
     }
@@ -218,7 +223,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
   }
   lock.unlock();
 
-  if (alone) return one_(*me.request, me.deadline);
+  if (alone) return one_(*me.request, me.deadline, me.op);
   if (error != nullptr) std::rethrow_exception(error);
   return std::move(answers[0]);
 }

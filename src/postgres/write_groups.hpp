@@ -34,6 +34,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/pool.hpp"
@@ -59,8 +60,9 @@ class WriteGroups {
  public:
   using One = typename Group::One;
   using Answer = GroupAnswer<typename One::Reply>;
-  // Writes one request alone by the deadline. Throws a2::Error.
-  using WriteOne = std::function<Answer(const One&, a2::detail::SteadyTime)>;
+  // Writes one request alone by the deadline, as the operation `op` (its name in errors).
+  // Throws a2::Error.
+  using WriteOne = std::function<Answer(const One&, a2::detail::SteadyTime, std::string_view op)>;
   // Writes two or more requests in one call by the deadline: an Answer per request, in order.
   // Throws GroupRolledBack, or an a2::Error that is every request's.
   using WriteGroup = std::function<std::vector<Answer>(const Group&, a2::detail::SteadyTime)>;
@@ -68,17 +70,18 @@ class WriteGroups {
   // The most requests in one group.
   static constexpr std::size_t kMaxGroup = 32;
 
-  // `op`: the operation's name in errors ("append"). `in_flight`: how many writes of the kind
-  // are written at once (at least 1).
+  // `op`: the kind's name in the errors of a group's call ("append"). `in_flight`: how many
+  // writes of the kind are written at once (at least 1).
   WriteGroups(std::string op, std::size_t in_flight, std::chrono::milliseconds queue_timeout,
               WriteOne one, WriteGroup group);
   WriteGroups(const WriteGroups&) = delete;
   WriteGroups& operator=(const WriteGroups&) = delete;
 
-  // Writes `request`, alone or in a group, and returns its answer. Throws a2::Error
+  // Writes `request` of the caller's operation `op` (its name in the caller's errors: a kind may
+  // serve several operations), alone or in a group, and returns its answer. Throws a2::Error
   // (Unavailable "... nothing was sent" when it waited in the queue until its deadline or the
   // queue timeout).
-  Answer write(const One& request, a2::detail::SteadyTime deadline);
+  Answer write(const One& request, a2::detail::SteadyTime deadline, std::string_view op);
 
   // How many requests wait in the queue now.
   std::size_t queued() const;
