@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,7 +76,11 @@ struct WriteGroups<Group>::Member {
   std::vector<Member*> group;  // When leading: itself first, then the members taken with it.
   std::optional<Answer> answer;
   std::exception_ptr error;
-  std::condition_variable changed;  // `state` left queued or taken.
+  // Signalled when `state` left queued or taken. Shared, so that the leader can signal it after
+  // it unlocked the mutex, when the member may already have seen its state and returned: a
+  // member woken under the lock would at once wait for the mutex its leader still holds (a
+  // second sleep and wake-up per member).
+  std::shared_ptr<std::condition_variable> changed = std::make_shared<std::condition_variable>();
 };
 
 template <class Group>
@@ -102,7 +107,7 @@ void WriteGroups<Group>::close() {
     m->error = std::make_exception_ptr(Unavailable("a2 postgres " + std::string(m->op) +
                                                    ": the store is closed; nothing was sent"));
     m->state = Member::State::failed;
-    m->changed.notify_one();  // Under the lock, as everywhere.
+    m->changed->notify_one();  // Under the lock: close() is rare.
   }
   queue_.clear();
 }
@@ -123,7 +128,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request
   queue_.push_back(&me);
   const auto wait_until = std::min(deadline, std::chrono::steady_clock::now() + queue_timeout_);
   while (me.state == Member::State::queued) {
-    if (me.changed.wait_until(lock, wait_until) == std::cv_status::timeout &&
+    if (me.changed->wait_until(lock, wait_until) == std::cv_status::timeout &&
         me.state == Member::State::queued) {
       std::erase(queue_, &me);
       throw Unavailable("a2 postgres " + std::string(op) +
@@ -133,7 +138,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::write(const One& request
   }
   if (me.state == Member::State::leading) return lead(lock, me);
   // Taken: the group's call ends by its deadline, the earliest of its members'.
-  while (me.state == Member::State::taken) me.changed.wait(lock);
+  while (me.state == Member::State::taken) me.changed->wait(lock);
   lock.unlock();                             // The leader no longer touches `me`.
   if (me.sent) ++a2::detail::t_round_trips;  // The group's call was this request's too.
   if (me.state == Member::State::answered) return std::move(*me.answer);
@@ -195,6 +200,8 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
   }
   const bool sent = alone || error == nullptr || outcome_unknown(error);
 
+  std::vector<std::shared_ptr<std::condition_variable>> wake;
+  wake.reserve(members.size());
   lock.lock();
   for (std::size_t i = 1; i < members.size(); ++i) {
     Member& m = *members[i];
@@ -208,7 +215,7 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
       m.answer = std::move(answers[i]);
       m.state = Member::State::answered;
     }
-    m.changed.notify_one();  // Under the lock: the member may return (and go) once it sees it.
+    wake.push_back(m.changed);  // Signalled below: m may return (and go) once it sees its state.
   }
   if (!queue_.empty()) {
     // The longest waiter takes over this place in flight with the queue as its group, taken
@@ -217,11 +224,12 @@ typename WriteGroups<Group>::Answer WriteGroups<Group>::lead(std::unique_lock<st
     queue_.pop_front();
     take_queue(*next);
     next->state = Member::State::leading;
-    next->changed.notify_one();
+    wake.insert(wake.begin(), next->changed);  // First: the next group goes out the sooner.
   } else {
     --in_flight_;
   }
   lock.unlock();
+  for (const auto& changed : wake) changed->notify_one();
 
   if (alone) return one_(*me.request, me.deadline, me.op);
   if (error != nullptr) std::rethrow_exception(error);
