@@ -600,13 +600,30 @@ $$;
 
 -- Append groups: the requests of several callers of a2_append_one (each one unsettled event
 -- without cause, lane or origin) in one call, so one transaction (src/postgres/write_groups.hpp,
--- docs/postgres-layout.md#write-groups). Parallel arrays in request order: sessions, the
--- times of the requests (now_ms of each), ids, types, payloads (a jsonb array). Each request is a2_append_one's, in session order (ties in
--- request order): sessions are locked in the order a2_sweep_work locks their a2_work rows, so two
--- groups never wait for each other in a cycle. One row per request: k, its position (1-based),
--- what a2_append_one returned for it, and r_wake, its own wake-ups (a2_append_wake; a2.wake,
--- when a request set it, is reset before the next). An error of any request rolls the whole
--- group back; the store then sends each request alone.
+-- docs/postgres-layout.md#write-groups). Parallel arrays in request order: sessions, the times of
+-- the requests (now_ms of each), ids, types, payloads (a jsonb array). One row per request: k, its
+-- position (1-based), what a2_append_one returns for it, and r_wake, its own wake-ups
+-- (a2_append_wake). An error of any request rolls the whole group back; the store then sends each
+-- request alone.
+--
+-- Two paths with one outcome: the group's rows and replies are those of a2_append_one called for
+-- each request in session order (ties in request order), which tests compare column by column
+-- (test/postgres/write_groups_test.cpp).
+-- * The set path, when no request's id is stored yet and the connection takes its wake-ups by
+--   reply (this a2's): the sessions' advisory locks in session order, then one INSERT of every
+--   request's row (the index: the session's head, read after the locks, plus the request's rank
+--   among the group's requests of its session), then one upsert of the sessions' a2_work entries
+--   in session order, each lowered to its earliest request's time unless already at or before it.
+--   It is a2_append_one's rule (its insert and its work index lowering) as one statement for all
+--   the requests: change the two together. Per request it costs the server about 30% less than
+--   the loop below (pgbench, groups of 8 at 2 clients: 7.0-7.3k groups/s against 4.9-5.4k). Two
+--   requests with one id, or an id another transaction stores meanwhile, fail the INSERT (unique
+--   violation), so the group fails and each request goes alone.
+-- * Otherwise (a replay among the requests; a connection without a2.wake_by_reply): each request
+--   by a2_append_one in session order; a2.wake, when a request set it, is reset before the next.
+-- Either way sessions are locked in the order a2_sweep_work locks their a2_work rows, and an
+-- a2_work row only under its session's lock (a sweep takes none), so two groups, or a group and a
+-- sweep, never wait for each other in a cycle.
 create or replace function a2_append_group(ss text[], nows bigint[], new_ids text[],
                                            new_types text[], new_payloads jsonb,
                                            out k integer, out r_index bigint,
@@ -618,6 +635,40 @@ declare
   one record;
   cleared text;
 begin
+  perform pg_advisory_xact_lock(hashtext(u.s))
+     from (select distinct x.s from unnest(ss) x(s) order by x.s) u;
+  if current_setting('a2.wake_by_reply', true) = 'on' then
+    -- The set path. Its guard is an InitPlan of the INSERT (one probe of the id index per
+    -- request): with a replay among the requests it inserts nothing and returns no row.
+    return query
+    with req as (
+      select u.o::integer as o, u.s, u.t, u.id, u.ty,
+             row_number() over (partition by u.s order by u.o) as rank
+        from unnest(ss, nows, new_ids, new_types) with ordinality as u(s, t, id, ty, o)
+    ), ins as (
+      insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
+      select req.s, coalesce((select head.idx from a2_events head where head.session_id = req.s
+                               order by head.idx desc limit 1), 0) + req.rank,
+             req.id, req.ty, new_payloads -> (req.o - 1), req.t
+        from req
+       where not exists (select 1 from a2_events e where e.event_id = any(new_ids))
+       order by req.s, req.o
+      returning event_id, idx
+    )
+    select req.o, ins.idx, true, a2_append_wake(ins.idx), null::a2_events[]
+      from req join ins on ins.event_id = req.id
+     order by req.o;
+    if found then
+      insert into a2_work as w (session_id, next_at)
+      select x.s, min(x.t) from unnest(ss, nows) x(s, t)
+       where not exists (select 1 from a2_work due
+                          where due.session_id = x.s and due.next_at <= x.t)
+       group by x.s order by x.s
+      on conflict (session_id) do update set next_at = excluded.next_at
+       where excluded.next_at < w.next_at;
+      return;
+    end if;
+  end if;
   for k in select u.o::integer from unnest(ss) with ordinality as u(s, o) order by u.s, u.o loop
     -- An assignment, not `select ... into ... from a2_append_one(...)`: no query (executor
     -- start, function scan) per request, about 3 µs of its ~45 less (pgbench, 6 pairs).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S232): appends
+// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S234): appends
 // of one event, claims without exclusions, completions without claim_next and complete_attempts
 // calls (with or without claim_next) started while `append_groups` (or `work_groups`) writes of
 // their kind are in flight wait, and go to the server together in one call and one
@@ -384,6 +384,109 @@ TEST_CASE("when the server rejects an append group each request goes alone with 
   CHECK(f->read("r").size() == 1);
   CHECK(f->read("thief").empty());
   CHECK(f->read("owner").size() == 1);
+}
+
+// Every column of the rows of `session` but session_id, with each event id's first two bytes
+// (the test's "g-" or "s-") cut, in index order; then the session's a2_work entry.
+std::vector<std::string> stored_as(const SchemaStore& f, const std::string& session) {
+  std::vector<std::string> out;
+  for (const auto& row :
+       sql(f, "select (to_jsonb(e) - 'session_id' || jsonb_build_object('event_id', "
+              "substr(e.event_id, 3)))::text from a2_events e where session_id = '" +
+                  session + "' order by idx"))
+    out.push_back(row[0].as<std::string>());
+  for (const auto& row :
+       sql(f, "select 'work ' || coalesce((select next_at::text from a2_work where session_id = '" +
+                  session + "'), 'none')"))
+    out.push_back(row[0].as<std::string>());
+  return out;
+}
+
+TEST_CASE("an append group stores what the same appends store one by one",
+          "[postgres][append_groups][S233]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  // Sessions g-* get the group, s-* the same appends one by one. Before: b's event claimed (its
+  // work entry at the lease's end, after the group's times), c's ready (its entry due), a new.
+  for (const std::string side : {"g-", "s-"}) {
+    (void)f->append(side + "b", {ev(side + "b-0")});
+    (void)f->append(side + "c", {ev(side + "c-0")});
+    REQUIRE(f->claim_available({.session_id = side + "b",
+                                .holder = "w",
+                                .ttl_ms = 30000,
+                                .expires_at_ms = std::nullopt,
+                                .exclude_indexes = {},
+                                .max_events = std::nullopt})
+                .events.size() == 1);
+  }
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  f.clock->set(kT0 + 10);
+  auto first = queue_calls(*f.store, {{"g-a", ev("g-a-1", 1)}, {"g-b", ev("g-b-1", 2)}});
+  f.clock->set(kT0 + 20);
+  auto second = queue_calls(*f.store, {{"g-c", ev("g-c-1", 3)}, {"g-a", ev("g-a-2", 4)}});
+  lock.release();
+  for (auto& h : holders) h->join();
+  for (const auto* calls : {&first, &second})
+    for (const auto& c : *calls) {
+      c->join();
+      REQUIRE(c->error() == "");
+      CHECK(c->round_trips() == 1);
+    }
+  REQUIRE(writers_of(f, {"g-a-1", "g-b-1", "g-c-1", "g-a-2"}).size() == 1);  // One group.
+  f.clock->set(kT0 + 10);
+  (void)f->append("s-a", {ev("s-a-1", 1)});
+  (void)f->append("s-b", {ev("s-b-1", 2)});
+  f.clock->set(kT0 + 20);
+  (void)f->append("s-c", {ev("s-c-1", 3)});
+  (void)f->append("s-a", {ev("s-a-2", 4)});
+  for (const std::string session : {"a", "b", "c"}) {
+    INFO("session " << session);
+    const auto grouped = stored_as(f, "g-" + session);
+    CHECK(grouped == stored_as(f, "s-" + session));
+    CHECK(grouped.size() == 3);  // Two rows and the work entry.
+  }
+  // The work entries: a's at its first request's time, b's lowered from the lease's end, c's
+  // left where it was.
+  CHECK(stored_as(f, "g-a").back() == "work " + std::to_string(kT0 + 10));
+  CHECK(stored_as(f, "g-b").back() == "work " + std::to_string(kT0 + 10));
+  CHECK(stored_as(f, "g-c").back() == "work " + std::to_string(kT0));
+}
+
+TEST_CASE("an append group holding one new id twice goes alone, request by request",
+          "[postgres][append_groups][S234]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  SessionLock lock(f.connection, blocked);
+  auto holders = block_places(*f.store, f, app, blocked);
+  // Two callers append one new event to p (the same id and content, as a retry racing its
+  // original does); two others one id to two sessions.
+  auto calls = queue_calls(*f.store, {{"p", ev("dup-1", 1)},
+                                      {"p", ev("dup-1", 1)},
+                                      {"q", ev("dup-2")},
+                                      {"r", ev("dup-2")},
+                                      {"x", ev("x-1")}});
+  lock.release();
+  for (auto& c : calls) c->join();
+  for (const auto& c : calls) CHECK(c->round_trips() == 2);  // The group's, then its own.
+  for (const std::size_t i : {0u, 1u, 4u}) {
+    INFO("request " << i << ": " << calls[i]->error());
+    REQUIRE(calls[i]->result().has_value());
+    CHECK(calls[i]->result()->events.at(0).index == 1);
+  }
+  CHECK(calls[0]->result()->events.at(0).created_at ==
+        calls[1]->result()->events.at(0).created_at);
+  CHECK(f->read("p").size() == 1);
+  CHECK(f->read("x").size() == 1);
+  // One of q and r got dup-2; the other was told it belongs to another session.
+  const bool q_won = calls[2]->result().has_value();
+  const auto& lost = q_won ? *calls[3] : *calls[2];
+  CHECK(lost.code() == a2::ErrorCode::partial_duplicate_batch);
+  CHECK(lost.error().find("already belongs to another session") != std::string::npos);
+  CHECK(f->read(q_won ? "q" : "r").size() == 1);
+  CHECK(f->read(q_won ? "r" : "q").empty());
 }
 
 TEST_CASE("an append queued past pool_acquire_timeout fails with nothing sent",
