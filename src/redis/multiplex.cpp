@@ -265,10 +265,14 @@ void Multiplexer::run(Channel& ch) {
         fail_from(i, reason(e));
         break;
       }
-      std::lock_guard l(ch.m);
       auto& r = *batch[i];
-      if (!r.abandoned) r.reply = std::move(reply);
-      r.state = Request::State::done;
+      {
+        std::lock_guard l(ch.m);
+        if (!r.abandoned) r.reply = std::move(reply);
+        r.state = Request::State::done;
+      }
+      // After unlocking (the batch keeps r alive): woken under the lock, the caller would at
+      // once wait for it again.
       r.answered.notify_all();
     }
   }
