@@ -751,7 +751,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       // fresh event id per call, each client its own session.
       std::ofstream function_out(function_script);
       function_out << "\\set n random(1, 1000000000000)\n"
-                      "select r_index from a2_append_one('a2bench-fn-' || :client_id, "
+                      "select r_index from a2_append_one_by_reply('a2bench-fn-' || :client_id, "
                       "1700000000000, 'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
                       "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
     }
@@ -980,7 +980,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "own): no implementation of the protocol can be cheaper:\n\n```sql\n"
         << floor_function << ";\n```\n\n";
     floors.print();
-    Table function({"client", "a2_append_one TPS", "its server µs/op",
+    Table function({"client", "a2_append_one_by_reply TPS", "its server µs/op",
                     "it / floor without NOTIFY", "a2 append 1 event ops/s", "a2 / it"});
     for (auto* pair : {&p1, &p16})
       function.add({"`" + pair->function.command + "`", fmt(pair->function.tps, 0),
@@ -999,26 +999,27 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                     fmt(pair->ours.m.ops_per_s(), 0),
                     percent(pair->ours.m.ops_per_s(), pair->threaded.m.ops_per_s())});
     }
-    std::cout << "### a2's append function without a2's client\n\n"
-                 "`append_one.sql` calls the server function a2 calls for an append of one "
-                 "event (`a2_append_one`, sql/schema.sql: the session lock, the id check, the "
-                 "insert and the work index entry; the wake-ups, which the store's notifier "
-                 "turns into NOTIFYs after commit, are read from its reply by a2's statement: "
-                 "a2_append_wake) with the store's settings, a fresh event "
-                 "id per call, each client on its own session; prepared (`-M prepared`), in the "
-                 "same rounds as above. `it / floor without NOTIFY` is what a2's "
-                 "server-side obligations beyond the protocol floor cost; `a2 / it` is what "
-                 "a2's client (validation, JSON, the pool and its idle check, the "
-                 "notifier's rounds) costs. The last two rows run a2's own statement "
-                 "(sql/append_one.sql, with its result columns) as a library's callers call "
-                 "the store, but with no library: a thread per caller waiting for its reply on "
-                 "a blocking libpq connection of its own (`PQexecPrepared`), a fresh event id "
-                 "per call, in the same rounds; TPS there is calls/s, server µs/op "
-                 "that statement's:\n\n```\n"
-              << "\\set n random(1, 1000000000000)\n"
-                 "select r_index from a2_append_one('a2bench-fn-' || :client_id, 1700000000000, "
-                 "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
-                 "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n```\n\n";
+    std::cout
+        << "### a2's append function without a2's client\n\n"
+           "`append_one.sql` calls the server function a2 calls for an append of one "
+           "event (`a2_append_one_by_reply`, sql/schema.sql: the session lock, the id check, the "
+           "insert and the work index entry; the wake-ups, which the store's notifier "
+           "turns into NOTIFYs after commit, are read from its reply by a2's statement: "
+           "a2_append_wake) with the store's settings, a fresh event "
+           "id per call, each client on its own session; prepared (`-M prepared`), in the "
+           "same rounds as above. `it / floor without NOTIFY` is what a2's "
+           "server-side obligations beyond the protocol floor cost; `a2 / it` is what "
+           "a2's client (validation, JSON, the pool and its idle check, the "
+           "notifier's rounds) costs. The last two rows run a2's own statement "
+           "(sql/append_one.sql, with its result columns) as a library's callers call "
+           "the store, but with no library: a thread per caller waiting for its reply on "
+           "a blocking libpq connection of its own (`PQexecPrepared`), a fresh event id "
+           "per call, in the same rounds; TPS there is calls/s, server µs/op "
+           "that statement's:\n\n```\n"
+        << "\\set n random(1, 1000000000000)\n"
+           "select r_index from a2_append_one_by_reply('a2bench-fn-' || :client_id, 1700000000000, "
+           "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
+           "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n```\n\n";
     function.print();
   }
 
@@ -1426,16 +1427,17 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  percent(ours1, silent1_tps), ours1 >= 0.9 * silent1_tps ? "yes" : "no"});
     targets.add({"append 1 at 16 threads >= 80% of the floor without NOTIFY at -c 16",
                  percent(ours16, silent16_tps), ours16 >= 0.8 * silent16_tps ? "yes" : "no"});
-    targets.add({"(no target) a2_append_one by pgbench vs the floor without NOTIFY, -c 1 / -c 16: "
-                 "the most any client of a2's function reaches",
-                 percent(function1_tps, silent1_tps) + " / " + percent(function16_tps, silent16_tps),
-                 "-"});
-    targets.add({"(no target) a2 append 1 vs a2_append_one by pgbench, 1 / 16 threads",
+    targets.add(
+        {"(no target) a2_append_one_by_reply by pgbench vs the floor without NOTIFY, -c 1 / -c 16: "
+         "the most any client of a2's function reaches",
+         percent(function1_tps, silent1_tps) + " / " + percent(function16_tps, silent16_tps), "-"});
+    targets.add({"(no target) a2 append 1 vs a2_append_one_by_reply by pgbench, 1 / 16 threads",
                  percent(ours1, function1_tps) + " / " + percent(ours16, function16_tps), "-"});
-    targets.add({"(no target) a2's statement from threads on blocking libpq connections of their "
-                 "own vs the floor without NOTIFY, 1 / 16 threads: the most a client that waits "
-                 "for each reply on its own thread reaches",
-                 percent(threaded1, silent1_tps) + " / " + percent(threaded16, silent16_tps), "-"});
+    targets.add(
+        {"(no target) a2's statement from threads on blocking libpq connections of their "
+         "own vs the floor without NOTIFY, 1 / 16 threads: the most a client that waits "
+         "for each reply on its own thread reaches",
+         percent(threaded1, silent1_tps) + " / " + percent(threaded16, silent16_tps), "-"});
     targets.add({"(no target) a2 append 1 vs that threaded floor, 1 / 16 threads",
                  percent(ours1, threaded1) + " / " + percent(ours16, threaded16), "-"});
   }

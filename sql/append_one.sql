@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- append_one: one call of the server-side function a2_append_one (schema.sql), one round trip; its typed
+-- append_one: one call of the server-side function a2_append_one_by_reply (schema.sql), one round trip; its typed
 -- caller is src/postgres/calls/append_one.hpp.
 -- r_wake: the wake-ups the write owes (schema.sql a2_append_wake, a2_owe_wake: 1 feeds, 2 work,
 -- '' or null none), which the store's notifier sends after commit (src/postgres/wake_sender.hpp).
@@ -10,4 +10,4 @@
 -- instead of the 22 stored-event columns that a new event would carry empty.
 select r.r_index, r.r_has_pending, a2_append_wake(r.r_index) as r_wake,
        a2_events_json(r.r_events) as r_rows
-  from a2_append_one($1, $2, $3, $4, $5::jsonb) r
+  from a2_append_one_by_reply($1, $2, $3, $4, $5::jsonb) r

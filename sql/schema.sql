@@ -535,21 +535,27 @@ language sql immutable strict as $$
     from unnest(rows) with ordinality e
 $$;
 
--- append, the common case: one unsettled event without cause, lane or origin. Its only possible
--- verdicts are ok and, when a row already holds the id, replay or foreign, so one statement
--- after the session lock does it: the head, the insert, and the id check as `on conflict
--- (event_id) do nothing` (a row holding the id, committed or being inserted by another
+-- append, the common case: one unsettled event without cause, lane or origin, for a connection
+-- that reads the wake-ups from the reply (a2.wake_by_reply, this a2's: append_one.sql calls it,
+-- a2_append_group's set path is its rule for many requests; a2_append_one below is the same for
+-- any connection). Its
+-- only possible verdicts are ok and, when a row already holds the id, replay or foreign, so one
+-- statement after the session lock does it: the head, the insert, and the id check as `on
+-- conflict (event_id) do nothing` (a row holding the id, committed or being inserted by another
 -- transaction, which is awaited, makes it insert nothing). Returns the new event's index in
 -- r_index (r_events null): the event is pending work, so the caller knows has_pending and every
--- column of the row without reading it back. When the id is taken it returns what a2_append
--- returns for the same request (r_index null; replay, or the foreign id's error), in the same
--- call and under the same lock (advisory locks are re-entrant).
-create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
-                                         new_payload jsonb, out r_index bigint,
-                                         out r_has_pending boolean, out r_events a2_events[])
+-- column of the row without reading it back, and that it owes both wake-ups (a2_append_wake).
+-- When the id is taken it returns what a2_append returns for the same request (r_index null;
+-- replay, or the foreign id's error), in the same call and under the same lock (advisory locks
+-- are re-entrant). It reads no setting: a2_append_one's test of a2.wake_by_reply cost each call
+-- 3.4-4.5 µs of ~40 of server time (pgbench at 1 client, copies with and without it, two sets
+-- of three alternating runs).
+create or replace function a2_append_one_by_reply(s text, now_ms bigint, new_id text,
+                                                  new_type text, new_payload jsonb,
+                                                  out r_index bigint, out r_has_pending boolean,
+                                                  out r_events a2_events[])
 language plpgsql as $$
 declare
-  owed text;
   -- The session's entry in the work index is already at or before now_ms (null: no entry).
   due boolean;
 begin
@@ -581,9 +587,22 @@ begin
     on conflict (session_id) do update set next_at = excluded.next_at
      where excluded.next_at < w.next_at;
   end if;
-  -- Both wake-ups. A connection that sets a2.wake_by_reply (this a2's) reads them from r_index
-  -- instead (a2_append_wake), which spares each append the setting of a2.wake.
-  if current_setting('a2.wake_by_reply', true) is distinct from 'on' then
+end $$;
+
+-- a2_append_one_by_reply for any connection (an earlier a2's statements and a2_append_group's
+-- loop call it): a new event also owes both wake-ups where such a connection finds them
+-- (a2_owe_wake: NOTIFYs in the transaction, or a2.wake), unless the connection sets
+-- a2.wake_by_reply.
+create or replace function a2_append_one(s text, now_ms bigint, new_id text, new_type text,
+                                         new_payload jsonb, out r_index bigint,
+                                         out r_has_pending boolean, out r_events a2_events[])
+language plpgsql as $$
+declare
+  owed text;
+begin
+  select one.r_index, one.r_has_pending, one.r_events into r_index, r_has_pending, r_events
+    from a2_append_one_by_reply(s, now_ms, new_id, new_type, new_payload) one;
+  if r_index is not null and current_setting('a2.wake_by_reply', true) is distinct from 'on' then
     owed := a2_owe_wake(s, true, true);
   end if;
 end $$;
@@ -614,11 +633,11 @@ $$;
 --   request's row (the index: the session's head, read after the locks, plus the request's rank
 --   among the group's requests of its session), then one upsert of the sessions' a2_work entries
 --   in session order, each lowered to its earliest request's time unless already at or before it.
---   It is a2_append_one's rule (its insert and its work index lowering) as one statement for all
---   the requests: change the two together. Per request it costs the server about 30% less than
---   the loop below (pgbench, groups of 8 at 2 clients: 7.0-7.3k groups/s against 4.9-5.4k). Two
---   requests with one id, or an id another transaction stores meanwhile, fail the INSERT (unique
---   violation), so the group fails and each request goes alone.
+--   It is a2_append_one_by_reply's rule (its insert and its work index lowering) as one
+--   statement for all the requests: change the two together. Per request it costs the server
+--   about 30% less than the loop below (pgbench, groups of 8 at 2 clients: 7.0-7.3k groups/s
+--   against 4.9-5.4k). Two requests with one id, or an id another transaction stores meanwhile,
+--   fail the INSERT (unique violation), so the group fails and each request goes alone.
 -- * Otherwise (a replay among the requests; a connection without a2.wake_by_reply): each request
 --   by a2_append_one in session order; a2.wake, when a request set it, is reset before the next.
 -- Either way sessions are locked in the order a2_sweep_work locks their a2_work rows, and an
