@@ -338,6 +338,15 @@ std::vector<LargeClaim> large_claims(a2::Store& store, a2::bench::Meter& meter, 
 // the stored-event columns as a2's reads do, with nothing else: no row locks taken in index
 // order before the update, no boundary, no sorted array of rows, no work index. Server ms per
 // repetition (pg_stat_statements total_exec_time).
+// pgbench's script of a2's own append function (Ceiling and floors): called as the store calls it
+// for an append of one event (sql/append_one.sql without the result columns), a fresh event id
+// per call, each client its own session.
+constexpr const char* kAppendFunctionScript =
+    "\\set n random(1, 1000000000000)\n"
+    "select r_index from a2_append_one_by_reply('a2bench-fn-' || :client_id, 1700000000000, "
+    "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
+    "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
+
 constexpr const char* kLargeClaimFloorStatement =
     "update a2_events set attempt_count = attempt_count + 1,"
     " first_claimed_at = coalesce(first_claimed_at, $2), last_claimed_at = $2,"
@@ -746,14 +755,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       floor_out << "select a2bench_floor(:client_id, true);\n";
       std::ofstream silent_out(silent_script);
       silent_out << "select a2bench_floor(:client_id, false);\n";
-      // a2's own server function, called as the store calls it for an append of one event
-      // (sql/append_one.sql without the result columns), by pgbench instead of a2's client: a
-      // fresh event id per call, each client its own session.
+      // a2's own server function, by pgbench instead of a2's client.
       std::ofstream function_out(function_script);
-      function_out << "\\set n random(1, 1000000000000)\n"
-                      "select r_index from a2_append_one_by_reply('a2bench-fn-' || :client_id, "
-                      "1700000000000, 'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
-                      "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n";
+      function_out << kAppendFunctionScript;
     }
     // pgbench's connection for the function: the store's schema, its wake-up settings (the
     // function leaves its wake-ups to the notifier instead of a NOTIFY, and to its reply:
@@ -1016,10 +1020,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "a blocking libpq connection of its own (`PQexecPrepared`), a fresh event id "
            "per call, in the same rounds; TPS there is calls/s, server µs/op "
            "that statement's:\n\n```\n"
-        << "\\set n random(1, 1000000000000)\n"
-           "select r_index from a2_append_one_by_reply('a2bench-fn-' || :client_id, 1700000000000, "
-           "'a2bench-fn-' || :client_id || '-' || :n, 'bench.event', "
-           "'{\"n\": 1, \"text\": \"benchmark event\"}'::jsonb);\n```\n\n";
+        << kAppendFunctionScript << "```\n\n";
     function.print();
   }
 

@@ -12,6 +12,7 @@
 
 #include "a2/embedded/sql_files.hpp"
 #include "postgres/calls/append_one.hpp"
+#include "postgres/calls/group_rows.hpp"
 #include "postgres/calls/params.hpp"
 #include "postgres/executor.hpp"
 #include "postgres/result.hpp"
@@ -29,11 +30,7 @@ struct AppendGroup {
 
   std::vector<const AppendOne*> requests;  // Borrowed from their callers, waiting for the reply.
 
-  // What one request got: a2_append_one's reply and its wake-ups (kWakeFeeds | kWakeWork).
-  struct Part {
-    AppendOne::Reply reply;
-    int wake = 0;
-  };
+  using Part = GroupPart<AppendOne::Reply>;
   using Reply = std::vector<Part>;  // In request order.
 
   Result exec(Executor& x) const {

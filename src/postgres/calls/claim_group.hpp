@@ -28,11 +28,7 @@ struct ClaimGroup {
 
   std::vector<const ClaimAvailable*> requests;  // Borrowed from their callers; no exclusions.
 
-  // What one request got; a claim owes no wake-up.
-  struct Part {
-    ClaimAvailable::Reply reply;
-    int wake = 0;
-  };
+  using Part = GroupPart<ClaimAvailable::Reply>;  // A claim owes no wake-up (wake 0).
   using Reply = std::vector<Part>;  // In request order.
 
   Result exec(Executor& x) const {

@@ -30,11 +30,7 @@ struct CompleteAttemptsGroup {
 
   std::vector<const CompleteAttempts*> requests;  // Borrowed from their callers.
 
-  // What one request got: complete_attempts' reply and its wake-ups (kWakeFeeds | kWakeWork).
-  struct Part {
-    CompleteAttempts::Reply reply;
-    int wake = 0;
-  };
+  using Part = GroupPart<CompleteAttempts::Reply>;
   using Reply = std::vector<Part>;  // In request order.
 
   Result exec(Executor& x) const {

@@ -29,11 +29,7 @@ struct CompleteGroup {
 
   std::vector<const CompleteAttempt*> requests;  // Borrowed from their callers.
 
-  // What one request got: complete_attempt's reply and its wake-ups (kWakeFeeds | kWakeWork).
-  struct Part {
-    CompleteAttempt::Reply reply;
-    int wake = 0;
-  };
+  using Part = GroupPart<CompleteAttempt::Reply>;
   using Reply = std::vector<Part>;  // In request order.
 
   Result exec(Executor& x) const {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The reply of a group function whose rows come per request (a2_claim_group, a2_complete_group):
-// `k`, the request's position (1-based), in column 0, the rows of one request together.
+// The replies of the group functions (postgres/write_groups.hpp): what each request got, and,
+// for those whose rows come per request (a2_claim_group, a2_complete_group,
+// a2_complete_attempts_group), the walk over `k`, the request's position (1-based), in column
+// 0, the rows of one request together.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,15 @@
 #include "postgres/rows.hpp"
 
 namespace a2::postgres::detail::calls {
+
+// What one request of a group got: its single call's reply and its wake-ups
+// (kWakeFeeds | kWakeWork, postgres/wake_sender.hpp). A group's reply is one per request, in
+// request order.
+template <class Reply>
+struct GroupPart {
+  Reply reply;
+  int wake = 0;
+};
 
 // Calls part(i, begin, end) for each request i (0-based) with its rows [begin, end) of `rows`.
 // Throws std::logic_error unless every one of `requests` has its rows, together, once.
