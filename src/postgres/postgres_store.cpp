@@ -112,9 +112,7 @@ class PostgresStore final : public Store {
         !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
       const calls::AppendOne call{s, now, *e.id, e.type, &e.payload};
-      const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-      auto [reply, wakes_feeds] = append_groups_ ? append_groups_->write(call, deadline, "append")
-                                                 : write_alone("append", call, deadline);
+      auto [reply, wakes_feeds] = write_grouped(append_groups_.get(), "append", call);
       if (!reply.index) {
         if (wakes_feeds) notifier_->appended(s, reply.replayed.events);
         return std::move(reply.replayed);
@@ -199,10 +197,7 @@ class PostgresStore final : public Store {
         request.max_events};
     // Without exclusions it may go in one call with other callers' (postgres/write_groups.hpp).
     if (claim_groups_ && call.exclude_indexes.empty())
-      return claim_groups_
-          ->write(call, std::chrono::steady_clock::now() + pool_->settings().command_timeout,
-                  "claim_available")
-          .reply;
+      return write_grouped(claim_groups_.get(), "claim_available", call).reply;
     return write("claim_available", call);
   }
 
@@ -281,10 +276,7 @@ class PostgresStore final : public Store {
     if (!request.claim_next) {
       // It may go in one call with other callers' (postgres/write_groups.hpp).
       const auto call = calls::CompleteAttempt::of(request, clock().now_ms());
-      const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-      auto [out, wakes_feeds] = completion_groups_
-                                    ? completion_groups_->write(call, deadline, "complete_attempt")
-                                    : write_alone("complete_attempt", call, deadline);
+      auto [out, wakes_feeds] = write_grouped(completion_groups_.get(), "complete_attempt", call);
       if (wakes_feeds) notifier_->appended(request.session_id, out.events);  // The children.
       return out;
     }
@@ -468,6 +460,15 @@ class PostgresStore final : public Store {
     return out;
   }
 
+  // A request of a write group's kind, by the store's command_timeout: through `groups` when the
+  // store has groups of that kind, else as its own call.
+  template <class Group>
+  typename WriteGroups<Group>::Answer write_grouped(WriteGroups<Group>* groups, std::string_view op,
+                                                    const typename Group::One& call) {
+    const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
+    return groups ? groups->write(call, deadline, op) : write_alone(op, call, deadline);
+  }
+
   // The requests of a write group in one call (a2_append_group, a2_claim_group,
   // a2_complete_group), as write_by() does for one: each request's wake-ups queued for the
   // notifier, its feeds here left to its caller. When the server rejects the call (an SQL error:
@@ -515,10 +516,7 @@ class PostgresStore final : public Store {
   CompleteManyResult complete_many(std::string_view op, const calls::CompleteAttempts& call,
                                    std::size_t completions, bool claim_next) {
     // It may go in one call with other callers' (postgres/write_groups.hpp).
-    const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
-    auto [out, wakes_feeds] = complete_attempts_groups_
-                                  ? complete_attempts_groups_->write(call, deadline, op)
-                                  : write_alone(op, call, deadline);
+    auto [out, wakes_feeds] = write_grouped(complete_attempts_groups_.get(), op, call);
     if (out.results.size() != completions || out.next.has_value() != claim_next) {
       if (wakes_feeds) notifier_->written_unhanded(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
