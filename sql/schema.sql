@@ -1048,13 +1048,16 @@ end $$;
 -- claimed rows as a2_events in index order (null when none). a2_complete_attempts' claim_next
 -- reads the claim this way, as did the claim_available statement of earlier builds, whose
 -- processes keep claiming through it while a schema is shared. No rule of its own: a2_claim's
--- rows, aggregated (a claimed row is lane_ready, which a2_claim does not return).
+-- rows, aggregated (a claimed row is lane_ready, which a2_claim does not return). PL/pgSQL, by
+-- the cost rules above: as a SQL function (earlier builds) its statement, which no planner can
+-- inline, was parsed and planned again on every claim_next.
 create or replace function a2_claim_available(s text, holder text, now_ms bigint, expires bigint,
                                               excluded_indexes bigint[], max_events bigint,
                                               out r_verdict text,
                                               out r_retry_at bigint, out r_clear_index bigint,
                                               out r_events a2_events[])
-language sql as $$
+language plpgsql as $$
+begin
   select min(c.r_verdict), min(c.r_retry_at), min(c.r_clear_index),
          array_agg(row(c.session_id, c.idx, c.event_id, c.event_type, c.payload, c.created_at,
                        c.cause, c.lane, true, c.processed_at, c.processed_by_attempt,
@@ -1063,8 +1066,9 @@ language sql as $$
                        c.last_failed_at, c.last_failed_attempt, c.last_error, c.failed_at,
                        c.available_at)::a2_events order by c.idx)
            filter (where c.idx is not null)
-    from a2_claim(s, holder, now_ms, expires, excluded_indexes, max_events) c
-$$;
+    into r_verdict, r_retry_at, r_clear_index, r_events
+    from a2_claim(s, holder, now_ms, expires, excluded_indexes, max_events) c;
+end $$;
 
 -- Claim groups: the claims of several callers without exclusions (src/postgres/write_groups.hpp,
 -- docs/postgres-layout.md#write-groups), in one call, so one transaction. Parallel arrays in
