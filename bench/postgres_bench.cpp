@@ -848,7 +848,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         const std::string planner = a2::postgres::detail::planner_settings_sql();
         const std::string wake = a2::postgres::detail::settings_sql(
             a2::postgres::detail::kWakeSettings);
-        for (const char* setup : {search_path.c_str(), wake.c_str(), planner.c_str()})
+        const std::string warm_up(a2::postgres::detail::kAllocatorWarmUp);
+        for (const char* setup :
+             {search_path.c_str(), wake.c_str(), planner.c_str(), warm_up.c_str()})
           PQclear(PQexec(c, setup));
         PQclear(PQprepare(c, "floor_append_one", append_one_text.c_str(), 0, nullptr));
         // One call first: a new backend compiles the plpgsql functions at their first call
@@ -1009,7 +1011,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "event (`a2_append_one_by_reply`, sql/schema.sql: the session lock, the id check, the "
            "insert and the work index entry; the wake-ups, which the store's notifier "
            "turns into NOTIFYs after commit, are read from its reply by a2's statement: "
-           "a2_append_wake) with the store's settings, a fresh event "
+           "a2_append_wake) with the store's settings (its `SET`s; pgbench runs no "
+           "set-up statement, so not the allocator warm-up of docs/postgres-layout.md"
+           "#backend-memory, which the threaded rows below run), a fresh event "
            "id per call, each client on its own session; prepared (`-M prepared`), in the "
            "same rounds as above. `it / floor without NOTIFY` is what a2's "
            "server-side obligations beyond the protocol floor cost; `a2 / it` is what "

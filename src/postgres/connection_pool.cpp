@@ -106,14 +106,14 @@ std::unique_ptr<Connection> ConnectionPool::connect(a2::detail::SteadyTime deadl
   // Calls wait with poll() by their deadline, so sending never blocks either.
   if (PQsetnonblocking(raw, 1) != 0) throw pqxx::broken_connection(PQerrorMessage(raw));
   auto conn = std::make_unique<Connection>(std::move(pq), raw);
-  // The set-up: one simple query of its SETs (one round trip), by the same deadline. Nothing of
-  // a caller's has been sent yet, so running out of time here is "cannot connect", not an
-  // unknown outcome.
+  // The set-up: one simple query of its SETs and the allocator warm-up (one round trip), by the
+  // same deadline. Nothing of a caller's has been sent yet, so running out of time here is
+  // "cannot connect", not an unknown outcome.
   const std::string set_up =
       "SET search_path TO \"" + settings_.schema + "\"; SET statement_timeout = " +
       std::to_string(settings_.statement_timeout.count()) +
       "; SET client_min_messages = warning; " + settings_sql(kWakeSettings) + "; " +
-      planner_settings_sql();
+      planner_settings_sql() + "; " + std::string(kAllocatorWarmUp);
   try {
     Executor(*conn, "connect", deadline, settings_.command_timeout).exec_command(set_up.c_str());
   } catch (const a2::Unavailable&) {
