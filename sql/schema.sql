@@ -23,6 +23,8 @@
 --   plpgsql keeps each statement's plan for the life of the connection. The exception is a
 --   function whose body is one expression over its arguments (a2_notify, a2_notify_work): the
 --   planner inlines it into the calling statement, whose plan is kept, and there is no call.
+-- - The session lock is taken by assignment, `locked := a2_lock_session(s)`, an expression
+--   plpgsql inlines, not by `perform pg_advisory_xact_lock(...)`, a statement (below).
 -- - The clear boundary is the inline expression
 --   `coalesce((select clear_index from a2_clears where session_id = s), 0)`, for that reason.
 -- - No `= any(array)` in a hot statement: its custom plans always look cheaper than the generic
@@ -324,6 +326,18 @@ language sql volatile as $$
   end
 $$;
 
+-- The session lock: the transaction-level advisory lock on hashtext(s) that serializes the
+-- writes of session s (docs/postgres-layout.md#locking). Taken by assignment,
+-- `locked := a2_lock_session(s)`: one SQL expression, which plpgsql inlines into the caller's
+-- assignment and evaluates without a statement of its own, where `perform
+-- pg_advisory_xact_lock(...)` is a statement with its executor start (about 1.5-2 µs more per
+-- lock: 100,000 calls of a plpgsql function doing either, one transaction, three rounds).
+-- Always true.
+create or replace function a2_lock_session(s text) returns boolean
+language sql volatile as $$
+  select pg_advisory_xact_lock(hashtext(s)) is not null
+$$;
+
 create or replace function a2_superseded(s text, cause_index bigint, cause_attempt bigint)
 returns void language plpgsql as $$
 begin
@@ -556,10 +570,11 @@ create or replace function a2_append_one_by_reply(s text, now_ms bigint, new_id 
                                                   out r_events a2_events[])
 language plpgsql as $$
 declare
+  locked boolean;  -- a2_lock_session
   -- The session's entry in the work index is already at or before now_ms (null: no entry).
   due boolean;
 begin
-  perform pg_advisory_xact_lock(hashtext(s));
+  locked := a2_lock_session(s);
   insert into a2_events (session_id, idx, event_id, event_type, payload, created_at)
   select s, coalesce((select head.idx from a2_events head where head.session_id = s
                        order by head.idx desc limit 1), 0) + 1,
@@ -716,6 +731,7 @@ create or replace function a2_append(s text, now_ms bigint, origin bigint, new_i
                                      out r_has_pending boolean, out r_events a2_events[])
 language plpgsql as $$
 declare
+  locked boolean;  -- a2_lock_session
   owed text;
   n integer := coalesce(cardinality(new_ids), 0);
   ids text[] := new_ids;
@@ -740,7 +756,7 @@ begin
     return;
   end if;
   -- Serialize appends per session: index assignment must not race across writers.
-  perform pg_advisory_xact_lock(hashtext(s));
+  locked := a2_lock_session(s);
   -- One statement after the lock: the boundary, the head and the lowest pending index. The
   -- pending row is an ordered scan with limit 1, which stops at the first entry of the partial
   -- index a2_events_pending (an exists() may be planned as a sequential scan).
@@ -1251,6 +1267,7 @@ language plpgsql
 -- statistics held a few thousand rows (~300 µs of planning in each completion).
 as $$
 declare
+  locked boolean;  -- a2_lock_session
   owed text;
   ids text[] := coalesce(new_ids, '{}');
   k integer;
@@ -1322,7 +1339,7 @@ begin
   -- parent has pins and whether a row holds the first child id, and the parent's update, which
   -- applies only above that boundary (the row is ours: locked above the boundary it read). An
   -- error raised after it rolls it back with everything else.
-  perform pg_advisory_xact_lock(hashtext(s));
+  locked := a2_lock_session(s);
   update a2_events parent_row set
     processed_at = now_ms,
     processed_by_attempt = attempt,
@@ -1762,6 +1779,7 @@ create or replace function a2_redrive(s text, i bigint, action text, now_ms bigi
                                       out r_redriven boolean, out r_has_pending boolean)
 language plpgsql as $$
 declare
+  locked boolean;  -- a2_lock_session
   owed text;
   is_skip boolean := action = 'skip';
   dead record;
@@ -1770,7 +1788,7 @@ begin
   -- Lane promotion must see every append that committed before it, so a skip takes the session
   -- lock first, in append's order. The row lock serializes both actions with claims.
   if is_skip then
-    perform pg_advisory_xact_lock(hashtext(s));
+    locked := a2_lock_session(s);
   end if;
   select lane into dead from a2_events
    where session_id = s and idx = i
@@ -1917,6 +1935,7 @@ create or replace function a2_clear(s text, now_ms bigint, if_last bigint, cause
                                     out r_clear_index bigint)
 language plpgsql as $$
 declare
+  locked boolean;  -- a2_lock_session
   owed text;
   has_cause boolean := cause_index is not null;
   head bigint;
@@ -1925,7 +1944,7 @@ declare
   parent record;
   v_constraint text;
 begin
-  perform pg_advisory_xact_lock(hashtext(s));
+  locked := a2_lock_session(s);
   select coalesce((select idx from a2_events where session_id = s order by idx desc limit 1), 0),
          coalesce((select clear_index from a2_clears where session_id = s), 0)
     into head, ci;
