@@ -4,6 +4,8 @@
 // server stopped (SIGSTOP of the postmaster and its backends) and more threads than connections
 // every call fails within its command_timeout plus a small margin, and the store recovers once
 // the server continues. A read that fails on a row it cannot decode leaves its connection usable.
+// The backends of a store's connections keep the memory their statements free (the set-up's
+// allocator warm-up).
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
