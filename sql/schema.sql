@@ -669,7 +669,8 @@ declare
   one record;
   cleared text;
 begin
-  perform pg_advisory_xact_lock(hashtext(u.s))
+  -- The sessions' locks in session order (a2_lock_session, inlined into this query).
+  perform a2_lock_session(u.s)
      from (select distinct x.s from unnest(ss) x(s) order by x.s) u;
   if current_setting('a2.wake_by_reply', true) = 'on' then
     -- The set path. Its guard is an InitPlan of the INSERT (one probe of the id index per
