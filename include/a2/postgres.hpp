@@ -47,8 +47,9 @@ struct Options {
   // append waits at most pool_acquire_timeout for its turn, then fails with Unavailable; nothing
   // was sent. Default: pool_size, so only appends that would wait for a pooled connection go
   // together; fewer than pool_size groups more under many threads (bench/RESULTS.md) and delays
-  // appends of a few threads that could have gone at once. 0: every append is its own call. At
-  // most 64.
+  // appends of a few threads that could have gone at once (1 does best on a server of two cores
+  // from 8 threads up: docs/postgres-layout.md#write-groups). 0: every append is its own call.
+  // At most 64.
   std::optional<std::size_t> append_groups = std::nullopt;
   // The same for claims without exclusions, for completions without claim_next and for
   // complete_attempts calls (and completions with claim_next), each kind on its own: at most
