@@ -478,19 +478,20 @@ int run(const a2::bench::Args& args, const Sections& sections) {
         "`PQexec`, `PQexecParams`, `PQexecPrepared`, `PQprepare`, `PQsendQuery`, "
         "`PQsendQueryPrepared` and `PQsendPrepare` (each sends one request, whose reply the "
         "caller waits for) and counts the calls the store and libpqxx make (the store has "
-        "`append_groups` and `work_groups` = " + std::to_string(kWriteGroups) + ": appends, claims and completions at 16 threads "
-        "share calls, so there it falls below one; each caller still makes one round trip, as "
-        "Write groups at 16 threads counts). The "
-        "server "
-        "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
-        "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
-        "their `total_exec_time` (the server-side functions' bodies included). All are deltas "
-        "over the block divided by its operations, minus the cost of the snapshot query "
-        "itself. Notifier rounds/op: the store's notifier's rounds (`a2_send_wakes`, on its own "
-        "connection, after the writes returned; counted apart from the round trips) per "
-        "operation; notifier ms/op: their `total_exec_time` (sql/send_wakes.sql), part of "
-        "server ms/op. A round sends each session once, so writes to one session share "
-        "rounds and writes to many sessions each pay for their session's notification.",
+        "`append_groups` and `work_groups` = " +
+            std::to_string(kWriteGroups) +
+            ": appends, claims and completions at 16 threads "
+            "share calls, so there it falls below one; each caller still makes one round trip, as "
+            "Write groups at 16 threads counts). The server "
+            "columns are `pg_stat_statements` deltas (`track = top`, utility statements such as "
+            "BEGIN/COMMIT tracked): statements/op = top-level statements executed, server ms/op = "
+            "their `total_exec_time` (the server-side functions' bodies included). All are deltas "
+            "over the block divided by its operations, minus the cost of the snapshot query "
+            "itself. Notifier rounds/op: the store's notifier's rounds (`a2_send_wakes`, on its "
+            "own connection, after the writes returned; counted apart from the round trips) per "
+            "operation; notifier ms/op: their `total_exec_time` (sql/send_wakes.sql), part of "
+            "server ms/op. A round sends each session once, so writes to one session share "
+            "rounds and writes to many sessions each pay for their session's notification.",
         gfloor.hooks());
     gfloor_calls.drop();
     std::cout << "### Floor as sessions grow (1 thread)\n\n"
@@ -1265,14 +1266,16 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     std::cout << "### Appends against 2M events of history\n\n"
                  "A schema whose a2_events holds "
               << kHistoryEvents << " settled events (" << kHistoryEvents / kHistoryPerSession
-              << " sessions of " << kHistoryPerSession
-              << "; table " << history_table << ", its unique index on event_id " << event_id_index
+              << " sessions of " << kHistoryPerSession << "; table " << history_table
+              << ", its unique index on event_id " << event_id_index
               << "), written by one `INSERT ... SELECT` from `generate_series` and `VACUUM "
                  "ANALYZE` ("
               << fmt(written_s, 1)
               << " s), with event ids of 32 random hex digits (md5 of the row's number), as a "
                  "store with random ids or callers' own ids leave them; beside it a fresh schema. "
-                 "Stores as the suite's (pool_size 16, append_groups and work_groups " << kWriteGroups << "), with the default id "
+                 "Stores as the suite's (pool_size 16, append_groups and work_groups "
+              << kWriteGroups
+              << "), with the default id "
                  "source (TimeOrderedIdSource: the drawing's milliseconds, then random bits) and, "
                  "on the history, with RandomIdSource. Each thread appends one event per call to "
                  "a session of its own. "
