@@ -1139,8 +1139,10 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "alike): with the suite's pool of "
         << kPool
         << ", " << kWriteGroups
-        << " as the suite's store (writes of a kind started while one of "
-           "that kind is in flight wait and go together in the next call and "
+        << " as the suite's store (writes of a kind started while "
+        << (kWriteGroups == 1 ? std::string("one of that kind is")
+                              : std::to_string(kWriteGroups) + " of that kind are")
+        << " in flight wait and go together in the next call and "
            "transaction, docs/postgres-layout.md#write-groups), 2 (two of a kind in flight), "
            "the default (the pool size: "
            "16 threads never wait for a place, so nothing is grouped) and 0 (each call on "
