@@ -1275,8 +1275,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
               << fmt(written_s, 1)
               << " s), with event ids of 32 random hex digits (md5 of the row's number), as a "
                  "store with random ids or callers' own ids leave them; beside it a fresh schema. "
-                 "Stores as the suite's (pool_size 16, append_groups and work_groups "
-              << kWriteGroups
+                 "Stores as the suite's (pool_size "
+              << kPool << ", append_groups and work_groups " << kWriteGroups
               << "), with the default id "
                  "source (TimeOrderedIdSource: the drawing's milliseconds, then random bits) and, "
                  "on the history, with RandomIdSource. Each thread appends one event per call to "
