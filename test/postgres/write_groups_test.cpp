@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S234): appends
+// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S235): appends
 // of one event, claims without exclusions, completions without claim_next and complete_attempts
 // calls (with or without claim_next) started while `append_groups` (or `work_groups`) writes of
 // their kind are in flight wait, and go to the server together in one call and one
@@ -387,12 +387,14 @@ TEST_CASE("when the server rejects an append group each request goes alone with 
 }
 
 // Every column of the rows of `session` but session_id, with each event id's first two bytes
-// (the test's "g-" or "s-") cut, in index order; then the session's a2_work entry.
+// (the test's "g-" or "s-") cut (an id the store chose, a clear's marker's, as "(store's)"), in
+// index order; then the session's a2_work entry.
 std::vector<std::string> stored_as(const SchemaStore& f, const std::string& session) {
   std::vector<std::string> out;
   for (const auto& row :
        sql(f, "select (to_jsonb(e) - 'session_id' || jsonb_build_object('event_id', "
-              "substr(e.event_id, 3)))::text from a2_events e where session_id = '" +
+              "case when left(e.event_id, 2) in ('g-', 's-') then substr(e.event_id, 3) "
+              "else '(store''s)' end))::text from a2_events e where session_id = '" +
                   session + "' order by idx"))
     out.push_back(row[0].as<std::string>());
   for (const auto& row :
@@ -737,7 +739,7 @@ TEST_CASE("many threads appending through append groups keep every session dense
   }
 }
 
-// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S232): claims
+// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S232, S235): claims
 // without exclusions, completions without claim_next and complete_attempts calls, each kind on
 // its own, go together as appends do. Places in flight are taken by calls waiting on the server for
 // rows the test holds (a claim and a completion lock event rows first).
@@ -794,6 +796,20 @@ std::vector<std::unique_ptr<Async<a2::CompleteResult>>> block_completions(
   return holders;
 }
 
+// Claims of `blocked`, one per place in flight, each waiting on the server for rows the test
+// holds (RowLock); returns once all wait.
+std::vector<std::unique_ptr<Async<a2::ClaimResult>>> block_claims(const SchemaStore& f,
+                                                                  const std::string& app,
+                                                                  const std::string& blocked) {
+  std::vector<std::unique_ptr<Async<a2::ClaimResult>>> holders;
+  for (std::size_t i = 0; i < kWorkInFlight; ++i)
+    holders.push_back(std::make_unique<Async<a2::ClaimResult>>(
+        [&f, blocked] { return f->claim_available(claim_of(blocked)); }));
+  wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight), "a2_claim(",
+                        Waits::row);
+  return holders;
+}
+
 // How many of the rows holding `ids` transaction `xmin` wrote.
 std::size_t written_by(const SchemaStore& f, const std::vector<std::string>& ids,
                        const std::string& xmin) {
@@ -812,12 +828,7 @@ TEST_CASE("claims queued behind claims in flight go to the server in one call, o
   (void)f->append(blocked, {ev("blocked-1")});
   for (const std::string s : {"a", "b", "c"}) (void)f->append(s, {ev(s + "-1"), ev(s + "-2")});
   RowLock rows(f, blocked);
-  std::vector<std::unique_ptr<Async<a2::ClaimResult>>> holders;
-  for (std::size_t i = 0; i < kWorkInFlight; ++i)
-    holders.push_back(std::make_unique<Async<a2::ClaimResult>>(
-        [&] { return f->claim_available(claim_of(blocked)); }));
-  wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight), "a2_claim(",
-                        Waits::row);
+  auto holders = block_claims(f, app, blocked);
   // b and c whole, and a twice, one event each: a's second claim cannot join the first's group.
   auto calls = queue_async<a2::ClaimResult>({[&] { return f->claim_available(claim_of("a", 1)); },
                                              [&] { return f->claim_available(claim_of("b")); },
@@ -860,6 +871,120 @@ TEST_CASE("claims queued behind claims in flight go to the server in one call, o
   REQUIRE(group.size() == 1);
   CHECK(written_by(f, {"a-1", "a-2"}, *group.begin()) == 1);
   CHECK(writers_of(f, {"a-1", "a-2"}).size() == 2);
+}
+
+TEST_CASE("a claim group claims what the same claims claim one by one",
+          "[postgres][work_groups][S235]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  // Sessions g-* get the group, s-* the same claims one by one. a: three ready events, claimed
+  // with max_events 2; b: one held (lease of 30 s) and one ready; c: one held; d: one finished;
+  // e: one event, a clear, one event; f: two events of lane L and one without a lane; h: one
+  // delayed by 50 s.
+  for (const std::string side : {"g-", "s-"}) {
+    const auto id = [&](const std::string& rest) { return side + rest; };
+    // Claims all of `session`'s ready events for another holder, for 30 s.
+    const auto hold = [&](const std::string& session) {
+      REQUIRE(f->claim_available({.session_id = session,
+                                  .holder = "other",
+                                  .ttl_ms = 30000,
+                                  .expires_at_ms = std::nullopt,
+                                  .exclude_indexes = {},
+                                  .max_events = std::nullopt})
+                  .verdict == a2::ClaimVerdict::claimed);
+    };
+    (void)f->append(id("a"), {ev(id("a-1")), ev(id("a-2")), ev(id("a-3"))});
+    (void)f->append(id("b"), {ev(id("b-1"))});
+    hold(id("b"));
+    (void)f->append(id("b"), {ev(id("b-2"))});
+    (void)f->append(id("c"), {ev(id("c-1"))});
+    hold(id("c"));
+    (void)f->append(id("d"), {ev(id("d-1"))});
+    const auto d = claim_all(f, id("d"));
+    REQUIRE(f->complete_attempt({.session_id = id("d"),
+                                 .index = d.at(0).index,
+                                 .attempt = d.at(0).attempt_count,
+                                 .events = {}})
+                .verdict == a2::CompleteVerdict::completed);
+    (void)f->append(id("e"), {ev(id("e-1"))});
+    REQUIRE(f->clear({.session_id = id("e")}).cleared);
+    (void)f->append(id("e"), {ev(id("e-2"))});
+    auto laned = [&](const std::string& rest, std::optional<std::string> lane) {
+      auto e = ev(id(rest));
+      e.lane = std::move(lane);
+      return e;
+    };
+    (void)f->append(id("f"), {laned("f-1", "L"), laned("f-2", "L"), laned("f-3", std::nullopt)});
+    auto delayed = ev(id("h-1"));
+    delayed.available_at_ms = kT0 + 50000;
+    (void)f->append(id("h"), {delayed});
+  }
+  const auto claim_at = [](const std::string& session) {
+    return claim_of(session, session.substr(2) == "a" ? std::optional<std::int64_t>(2)
+                                                      : std::nullopt);
+  };
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e", "f", "h"};
+  const std::string blocked = f.schema + "-blocked";
+  (void)f->append(blocked, {ev("blocked-1")});
+  RowLock rows(f, blocked);
+  auto holders = block_claims(f, app, blocked);
+  f.clock->set(kT0 + 10);
+  std::vector<std::function<a2::ClaimResult()>> queued;
+  for (const auto& name : names)
+    queued.push_back([&f, &claim_at, name] { return f->claim_available(claim_at("g-" + name)); });
+  auto calls = queue_async<a2::ClaimResult>(queued);
+  rows.release();
+  for (auto& h : holders) h->join();
+  std::vector<std::string> claimed_ids;
+  for (auto& c : calls) {
+    c->join();
+    REQUIRE(c->error() == "");
+    CHECK(c->round_trips() == 1);
+    for (const auto& e : c->result()->events) claimed_ids.push_back(e.id);
+  }
+  REQUIRE(writers_of(f, claimed_ids).size() == 1);  // One group.
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& name = names[i];
+    INFO("session " << name);
+    const auto alone = f->claim_available(claim_at("s-" + name));
+    const auto& grouped = *calls[i]->result();
+    CHECK(grouped.verdict == alone.verdict);
+    CHECK(grouped.retry_at == alone.retry_at);
+    REQUIRE(grouped.events.size() == alone.events.size());
+    for (std::size_t k = 0; k < grouped.events.size(); ++k) {
+      auto g = a2::conformance::to_json(grouped.events[k]);
+      auto s = a2::conformance::to_json(alone.events[k]);
+      for (auto* j : {&g, &s}) {
+        j->erase("session_id");
+        (*j)["id"] = j->at("id").get<std::string>().substr(2);
+      }
+      CHECK(g == s);
+    }
+    CHECK(stored_as(f, "g-" + name) == stored_as(f, "s-" + name));
+  }
+  // What the claims were: a's first two events, b's ready one, c busy until its lease ends, d
+  // settled, e's event of the new lifetime, f's first of lane L and the one without a lane, h
+  // busy until it is due; the work entries as a2_claim leaves them.
+  const auto indexes = [&](std::size_t i) {
+    std::vector<std::int64_t> out;
+    for (const auto& e : calls[i]->result()->events) out.push_back(e.index);
+    return out;
+  };
+  CHECK(indexes(0) == std::vector<std::int64_t>{1, 2});
+  CHECK(indexes(1) == std::vector<std::int64_t>{2});
+  CHECK(calls[2]->result()->verdict == a2::ClaimVerdict::busy);
+  CHECK(calls[2]->result()->retry_at == kT0 + 30000);
+  CHECK(calls[3]->result()->verdict == a2::ClaimVerdict::settled);
+  CHECK(indexes(4) == std::vector<std::int64_t>{3});
+  CHECK(indexes(5) == std::vector<std::int64_t>{1, 3});
+  CHECK(calls[6]->result()->verdict == a2::ClaimVerdict::busy);
+  CHECK(calls[6]->result()->retry_at == kT0 + 50000);
+  CHECK(stored_as(f, "g-a").back() == "work " + std::to_string(kT0));  // Lowered: stays.
+  CHECK(stored_as(f, "g-b").back() == "work " + std::to_string(kT0 + 30000));
+  CHECK(stored_as(f, "g-c").back() == "work " + std::to_string(kT0 + 30000));
+  CHECK(stored_as(f, "g-d").back() == "work none");
+  CHECK(stored_as(f, "g-e").back() == "work " + std::to_string(kT0 + 10 + 60000));
+  CHECK(stored_as(f, "g-h").back() == "work " + std::to_string(kT0 + 50000));
 }
 
 TEST_CASE(
