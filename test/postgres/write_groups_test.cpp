@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S235): appends
+// Write groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S220 to S237): appends
 // of one event, claims without exclusions, completions without claim_next and complete_attempts
 // calls (with or without claim_next) started while `append_groups` (or `work_groups`) writes of
 // their kind are in flight wait, and go to the server together in one call and one
@@ -69,6 +69,13 @@ class SessionLock {
   void release() {
     if (held_) pqxx::nontransaction(conn_).exec("select pg_advisory_unlock(" + key_ + ")");
     held_ = false;
+  }
+  // Runs `statements` in a transaction of their own on the connection holding the lock (which a
+  // session lock of the same key that they take on this connection does not wait for).
+  void exec(const std::string& statements) {
+    pqxx::work tx(conn_);
+    tx.exec(statements);
+    tx.commit();
   }
 
  private:
@@ -386,16 +393,28 @@ TEST_CASE("when the server rejects an append group each request goes alone with 
   CHECK(f->read("owner").size() == 1);
 }
 
+// A stored event as JSON without its session, its id's first two bytes (the test's "g-" or
+// "s-") cut.
+a2::Json sideless(const a2::StoredEvent& e) {
+  auto j = a2::conformance::to_json(e);
+  j.erase("session_id");
+  j["id"] = j.at("id").get<std::string>().substr(2);
+  return j;
+}
+
 // Every column of the rows of `session` but session_id, with each event id's first two bytes
-// (the test's "g-" or "s-") cut (an id the store chose, a clear's marker's, as "(store's)"), in
-// index order; then the session's a2_work entry.
+// (the test's "g-" or "s-") cut (an id the store chose, a clear's marker's, as "(store's)"), and
+// those of the ids in returned_event_ids, in index order; then the session's a2_work entry.
 std::vector<std::string> stored_as(const SchemaStore& f, const std::string& session) {
   std::vector<std::string> out;
   for (const auto& row :
-       sql(f, "select (to_jsonb(e) - 'session_id' || jsonb_build_object('event_id', "
-              "case when left(e.event_id, 2) in ('g-', 's-') then substr(e.event_id, 3) "
-              "else '(store''s)' end))::text from a2_events e where session_id = '" +
-                  session + "' order by idx"))
+       sql(f,
+           "select (to_jsonb(e) - 'session_id' || jsonb_build_object('event_id', "
+           "case when left(e.event_id, 2) in ('g-', 's-') then substr(e.event_id, 3) "
+           "else '(store''s)' end, 'returned_event_ids', (select jsonb_agg(substr(r, 3)) "
+           "from jsonb_array_elements_text(e.returned_event_ids) r)))::text "
+           "from a2_events e where session_id = '" +
+               session + "' order by idx"))
     out.push_back(row[0].as<std::string>());
   for (const auto& row :
        sql(f, "select 'work ' || coalesce((select next_at::text from a2_work where session_id = '" +
@@ -739,10 +758,10 @@ TEST_CASE("many threads appending through append groups keep every session dense
   }
 }
 
-// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S232, S235): claims
-// without exclusions, completions without claim_next and complete_attempts calls, each kind on
-// its own, go together as appends do. Places in flight are taken by calls waiting on the server for
-// rows the test holds (a claim and a completion lock event rows first).
+// Work groups (docs/postgres-layout.md#write-groups, docs/semantics.md#S228 to S232, S235 to S237):
+// claims without exclusions, completions without claim_next and complete_attempts calls, each kind
+// on its own, go together as appends do. Places in flight are taken by calls waiting on the server
+// for rows the test holds (a claim and a completion lock event rows first).
 
 // The default: as many claims, and as many completions, in flight as the pool has connections.
 const std::size_t kWorkInFlight =
@@ -776,7 +795,8 @@ std::vector<a2::StoredEvent> claim_all(const SchemaStore& f, const std::string& 
 // Appends `kWorkInFlight` events to `blocked`, one call.
 void append_blocked(const SchemaStore& f, const std::string& blocked) {
   std::vector<a2::NewEvent> events;
-  for (std::size_t i = 0; i < kWorkInFlight; ++i) events.push_back(ev("blocked-" + std::to_string(i)));
+  for (std::size_t i = 0; i < kWorkInFlight; ++i)
+    events.push_back(ev(blocked + "-" + std::to_string(i)));
   (void)f->append(blocked, events);
 }
 
@@ -920,8 +940,8 @@ TEST_CASE("a claim group claims what the same claims claim one by one",
     (void)f->append(id("h"), {delayed});
   }
   const auto claim_at = [](const std::string& session) {
-    return claim_of(session, session.substr(2) == "a" ? std::optional<std::int64_t>(2)
-                                                      : std::nullopt);
+    return claim_of(session,
+                    session.substr(2) == "a" ? std::optional<std::int64_t>(2) : std::nullopt);
   };
   const std::vector<std::string> names = {"a", "b", "c", "d", "e", "f", "h"};
   const std::string blocked = f.schema + "-blocked";
@@ -951,15 +971,8 @@ TEST_CASE("a claim group claims what the same claims claim one by one",
     CHECK(grouped.verdict == alone.verdict);
     CHECK(grouped.retry_at == alone.retry_at);
     REQUIRE(grouped.events.size() == alone.events.size());
-    for (std::size_t k = 0; k < grouped.events.size(); ++k) {
-      auto g = a2::conformance::to_json(grouped.events[k]);
-      auto s = a2::conformance::to_json(alone.events[k]);
-      for (auto* j : {&g, &s}) {
-        j->erase("session_id");
-        (*j)["id"] = j->at("id").get<std::string>().substr(2);
-      }
-      CHECK(g == s);
-    }
+    for (std::size_t k = 0; k < grouped.events.size(); ++k)
+      CHECK(sideless(grouped.events[k]) == sideless(alone.events[k]));
     CHECK(stored_as(f, "g-" + name) == stored_as(f, "s-" + name));
   }
   // What the claims were: a's first two events, b's ready one, c busy until its lease ends, d
@@ -1067,6 +1080,152 @@ TEST_CASE(
     CHECK(listed);
     CHECK(f->claim_available(claim_of(s)).verdict == a2::ClaimVerdict::claimed);
   }
+}
+
+TEST_CASE("a completion group stores what the same completions store one by one",
+          "[postgres][work_groups][S236]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  // Sessions g-* complete in groups, s-* the same completions one by one, each of one claimed
+  // event (lease of 60 s) but e's, whose first of two events of lane L is claimed. The first
+  // group is plain (a: an unsettled child; b: a settled child and one delayed to t+40000; c: no
+  // children; d: a settled child); the second is not (e: a parent of a lane; h: an unsettled
+  // child; x: a stale attempt).
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e", "h", "x"};
+  std::map<std::string, a2::StoredEvent> parents;
+  for (const std::string side : {"g-", "s-"})
+    for (const auto& name : names) {
+      const std::string session = side + name;
+      if (name == "e") {
+        auto first = ev(session + "-1");
+        auto second = ev(session + "-2");
+        first.lane = "L";
+        second.lane = "L";
+        (void)f->append(session, {first, second});
+      } else {
+        (void)f->append(session, {ev(session + "-1")});
+      }
+      const auto claimed = claim_all(f, session);
+      REQUIRE(claimed.size() == 1);
+      parents[session] = claimed[0];
+    }
+  const auto completion = [&](const std::string& session) {
+    const auto& parent = parents.at(session);
+    const auto child = [&](const std::string& rest, bool settled,
+                           std::optional<std::int64_t> available_at) {
+      return a2::ChildEvent{session + rest, "t.child", {{"n", rest}},
+                            std::nullopt,   settled,   available_at};
+    };
+    a2::CompleteRequest request{.session_id = session,
+                                .index = parent.index,
+                                .attempt = parent.attempt_count,
+                                .events = {}};
+    const auto name = session.substr(2);
+    if (name == "a" || name == "e" || name == "h") request.events = {child("-c1", false, {})};
+    if (name == "b") request.events = {child("-c1", true, {}), child("-c2", false, kT0 + 40000)};
+    if (name == "d") request.events = {child("-c1", true, {})};
+    if (name == "x") request.attempt += 1;
+    return request;
+  };
+  f.clock->set(kT0 + 10);
+  std::map<std::string, a2::CompleteResult> grouped;
+  for (const std::vector<std::string>& group :
+       {std::vector<std::string>{"a", "b", "c", "d"}, std::vector<std::string>{"e", "h", "x"}}) {
+    const std::string blocked = f.schema + "-blocked-" + group[0];
+    append_blocked(f, blocked);
+    const auto held = claim_all(f, blocked);
+    RowLock rows(f, blocked);
+    auto holders = block_completions(f, app, held);
+    std::vector<std::function<a2::CompleteResult()>> queued;
+    for (const auto& name : group)
+      queued.push_back(
+          [&f, &completion, name] { return f->complete_attempt(completion("g-" + name)); });
+    auto calls = queue_async<a2::CompleteResult>(queued);
+    rows.release();
+    for (auto& h : holders) h->join();
+    std::vector<std::string> parent_ids;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      calls[i]->join();
+      REQUIRE(calls[i]->error() == "");
+      CHECK(calls[i]->round_trips() == 1);
+      grouped.emplace(group[i], *calls[i]->result());
+      if (group[i] != "x") parent_ids.push_back("g-" + group[i] + "-1");
+    }
+    CHECK(writers_of(f, parent_ids).size() == 1);  // One group.
+  }
+  for (const auto& name : names) {
+    INFO("session " << name);
+    const auto alone = f->complete_attempt(completion("s-" + name));
+    const auto& got = grouped.at(name);
+    CHECK(got.verdict == alone.verdict);
+    REQUIRE(got.events.size() == alone.events.size());
+    for (std::size_t k = 0; k < got.events.size(); ++k)
+      CHECK(sideless(got.events[k]) == sideless(alone.events[k]));
+    CHECK(stored_as(f, "g-" + name) == stored_as(f, "s-" + name));
+  }
+  for (const auto& name : {"a", "b", "c", "d", "e", "h"})
+    CHECK(grouped.at(name).verdict == a2::CompleteVerdict::completed);
+  CHECK(grouped.at("x").verdict == a2::CompleteVerdict::superseded);
+  CHECK(grouped.at("b").events.size() == 2);
+  CHECK(grouped.at("c").events.empty());
+  // The work entries: lowered to the unsettled children's times (a, e, h at once, b when its
+  // delayed child is due), or left at the claim's lease end.
+  const auto lease_end = std::to_string(kT0 + 60000);
+  CHECK(stored_as(f, "g-a").back() == "work " + std::to_string(kT0 + 10));
+  CHECK(stored_as(f, "g-b").back() == "work " + std::to_string(kT0 + 40000));
+  CHECK(stored_as(f, "g-c").back() == "work " + lease_end);
+  CHECK(stored_as(f, "g-d").back() == "work " + lease_end);
+  CHECK(stored_as(f, "g-e").back() == "work " + std::to_string(kT0 + 10));
+  CHECK(stored_as(f, "g-x").back() == "work " + lease_end);
+}
+
+TEST_CASE(
+    "a completion in a group whose session a clear passed while the group waited for its lock "
+    "is superseded, as alone",
+    "[postgres][work_groups][S237]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  std::map<std::string, a2::StoredEvent> parents;
+  for (const std::string session : {"g-a", "g-b", "s-b"}) {
+    (void)f->append(session, {ev(session + "-1")});
+    parents[session] = claim_all(f, session).at(0);
+  }
+  const auto completion = [&](const std::string& session) {
+    return completion_of(parents.at(session), session + "-c1");
+  };
+  const std::string blocked = f.schema + "-blocked";
+  append_blocked(f, blocked);
+  const auto held = claim_all(f, blocked);
+  f.clock->set(kT0 + 10);
+  RowLock rows(f, blocked);
+  auto holders = block_completions(f, app, held);
+  SessionLock b_lock(f.connection, "g-b");
+  auto calls =
+      queue_async<a2::CompleteResult>({[&] { return f->complete_attempt(completion("g-a")); },
+                                       [&] { return f->complete_attempt(completion("g-b")); }});
+  rows.release();
+  for (auto& h : holders) h->join();
+  // The group holds both parent rows and a's session lock, and waits for b's.
+  wait_for_lock_waiters(f.connection, app, 1, "complete_group: one call");
+  b_lock.exec("set local search_path to \"" + f.schema + "\"; select a2_clear('g-b', " +
+              std::to_string(kT0 + 10) + ", null, null, null, 'marker-g-b', 'a2.clear')");
+  b_lock.release();
+  for (auto& call : calls) {
+    call->join();
+    REQUIRE(call->error() == "");
+    CHECK(call->round_trips() == 1);
+  }
+  CHECK(calls[0]->result()->verdict == a2::CompleteVerdict::completed);
+  CHECK(calls[0]->result()->events.size() == 1);
+  CHECK(calls[1]->result()->verdict == a2::CompleteVerdict::superseded);
+  CHECK(calls[1]->result()->events.empty());
+  // Alone: the same clear, then the same completion.
+  REQUIRE(f->clear({.session_id = "s-b"}).cleared);
+  const auto alone = f->complete_attempt(completion("s-b"));
+  CHECK(alone.verdict == a2::CompleteVerdict::superseded);
+  CHECK(alone.events.empty());
+  CHECK(stored_as(f, "g-b") == stored_as(f, "s-b"));
+  CHECK(stored_as(f, "g-b").size() == 3);  // The event, the marker (no child), the work entry.
 }
 
 TEST_CASE("when the server rejects a completion group each request goes alone with its own answer",
