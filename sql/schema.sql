@@ -1112,8 +1112,8 @@ end $$;
 --   order a2_sweep_work locks their a2_work rows, so two groups never wait for each other in a
 --   cycle), each session's in index order under its limit, with the boundary it read: a2_claim's
 --   claim statement's rule for many sessions, so the two are changed together.
--- * One statement updates every locked row (a TID scan; rows this transaction holds) and
---   returns them.
+-- * One statement updates every locked row (a TID scan; rows this transaction holds, each
+--   request's values found by its session) and returns them.
 -- * Then, in session order, each request's work index write: a2_work_set when it claimed (one
 --   statement for all when all did), else a2_claim_none (busy or settled): a2_claim's own
 --   helpers, called directly (a helper wrapping a2_work_set cost a call more per request).
@@ -1164,20 +1164,19 @@ begin
            where one_id is not null)
     into counts, boundaries, row_ids
     from per_request p;
+  -- The locked rows by a TID scan, never by a join (which a plan may turn into a scan of the
+  -- sessions' rows); each row's request by its session (each at most once in ss).
   return query
-  with req as (
-    select u.o::integer as o, u.s, u.h, u.t, u.x
-      from unnest(ss, holders, nows, expiries) with ordinality as u(s, h, t, x, o)
-  ), updated as (
+  with updated as (
     update a2_events claimed set
       attempt_count = claimed.attempt_count + 1,
-      first_claimed_at = coalesce(claimed.first_claimed_at, req.t),
-      last_claimed_at = req.t,
-      claim_holder = req.h,
-      claim_expires_at = req.x
-      from req
-     where claimed.ctid = any(row_ids) and req.s = claimed.session_id
-    returning req.o, claimed.*
+      first_claimed_at = coalesce(claimed.first_claimed_at,
+                                  nows[array_position(ss, claimed.session_id)]),
+      last_claimed_at = nows[array_position(ss, claimed.session_id)],
+      claim_holder = holders[array_position(ss, claimed.session_id)],
+      claim_expires_at = expiries[array_position(ss, claimed.session_id)]
+     where claimed.ctid = any(row_ids)
+    returning array_position(ss, claimed.session_id) as o, claimed.*
   )
   select u.o, 'claimed'::text, null::bigint, boundaries[u.o],
          u.session_id, u.idx, u.event_id, u.event_type, u.payload, u.created_at, u.cause, u.lane,
@@ -1575,6 +1574,7 @@ declare
   first_child integer := 1;
   last_child integer;
   plain boolean;
+  parent_ids tid[];          -- The parent rows locked.
   one record;
   cleared text;
 begin
@@ -1589,12 +1589,14 @@ begin
   -- The parent rows and session locks, in session order (a subquery with its own order, which
   -- the planner keeps as the outer side of the lateral joins: each request's row, then its lock,
   -- then the next request's).
-  select bool_and(coalesce(p.completes and p.lane is null, false)) into plain
+  select bool_and(coalesce(p.completes and p.lane is null, false)), array_agg(p.row_id)
+    into plain, parent_ids
     from (select u.o, u.s, u.i, u.a
             from unnest(ss, idxs, attempts) with ordinality as u(s, i, a, o)
            order by u.s, u.o) r
     left join lateral (
-      select parent.processed_at is null and parent.attempt_count = r.a
+      select parent.ctid as row_id,
+             parent.processed_at is null and parent.attempt_count = r.a
              and parent.claim_holder is not null and parent.failed_at is null
              and parent.last_failed_attempt is distinct from r.a as completes,
              parent.lane
@@ -1609,8 +1611,10 @@ begin
      and coalesce(cardinality(array_remove(new_lanes, null)), 0) = 0
      -- Read after the locks: no child id held, no parent pinned.
      and (select e.idx from a2_events e where e.event_id = any(new_ids) limit 1) is null
-     and (select pin.event_index from unnest(ss, idxs) as x(s, i)
-            join a2_snapshot_pins pin on pin.session_id = x.s and pin.event_index = x.i
+     -- (each pin probed by its key, never by a join, which a plan may turn into a scan)
+     and (select x.i from unnest(ss, idxs) as x(s, i)
+           where (select pin.event_index from a2_snapshot_pins pin
+                   where pin.session_id = x.s and pin.event_index = x.i limit 1) is not null
            limit 1) is null then
     -- The set path.
     return query
@@ -1619,18 +1623,22 @@ begin
         from unnest(ss, idxs, attempts, nows, child_counts) with ordinality
              as u(s, i, a, t, cc, o)
     ), done as (
+      -- The parents by a TID scan of the rows locked above, never by a join (which a plan may
+      -- turn into a scan of the sessions' rows); each row's request by its session.
       update a2_events parent set
-        processed_at = req.t,
-        processed_by_attempt = req.a,
-        returned_event_ids =
-          to_jsonb(coalesce(new_ids[firsts[req.o] : firsts[req.o] + req.cc - 1], '{}')),
+        processed_at = nows[array_position(ss, parent.session_id)],
+        processed_by_attempt = attempts[array_position(ss, parent.session_id)],
+        returned_event_ids = to_jsonb(coalesce(
+          new_ids[firsts[array_position(ss, parent.session_id)] :
+                  firsts[array_position(ss, parent.session_id)]
+                  + coalesce(child_counts[array_position(ss, parent.session_id)], 0)::integer
+                  - 1], '{}')),
         claim_holder = null,
         claim_expires_at = null
-        from req
-       where parent.session_id = req.s and parent.idx = req.i
+       where parent.ctid = any(parent_ids)
          and parent.idx > coalesce((select c.clear_index from a2_clears c
-                                     where c.session_id = req.s), 0)
-      returning req.o
+                                     where c.session_id = parent.session_id), 0)
+      returning array_position(ss, parent.session_id) as o
     ), inserted as (
       insert into a2_events as child (session_id, idx, event_id, event_type, payload,
                                       created_at, cause, processed_at, available_at)
