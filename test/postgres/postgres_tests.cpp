@@ -611,13 +611,21 @@ RowCount largest_row_count(const std::string& log, std::size_t from) {
 }
 
 // The write groups' functions (docs/postgres-layout.md#write-groups) called on a connection of
-// their own set up as a store's: a claim group and a completion group of one request each.
+// their own set up as a store's: an append group, a claim group and a completion group of one
+// request each.
 class GroupCalls {
  public:
   explicit GroupCalls(const Fixture& f) : conn_(f.connection), tx_(conn_) {
     tx_.exec("set search_path to \"" + f.schema + "\"; " +
              a2::postgres::detail::planner_settings_sql() + "; " +
              a2::postgres::detail::settings_sql(a2::postgres::detail::kWakeSettings));
+  }
+  // The index a2_append_group gives the event `id` appended to `session` at kT0.
+  std::int64_t append(const std::string& session, const std::string& id) {
+    return tx_
+        .exec1("select r_index from a2_append_group(array[" + tx_.quote(session) + "], array[" +
+               now_ + "]::bigint[], array[" + tx_.quote(id) + "], array['t'], '[null]'::jsonb)")[0]
+        .as<std::int64_t>();
   }
   // The (index, attempt) of each event a2_claim_group claims in `session` at kT0.
   std::vector<std::pair<std::int64_t, std::int64_t>> claim(const std::string& session) {
@@ -841,16 +849,23 @@ TEST_CASE("write groups planned on a tiny table touch only their rows once it is
                          "autovacuum=off"});
   auto f = open_fixture(server.connection(), 1);
   (void)f->append("t", {ev_id("t-1")});
-  sql(f, "analyze a2_events");  // One row: the statistics the plans below are made from.
+  // One row each: the statistics the plans below are made from.
+  sql(f, "analyze a2_events; analyze a2_work");
   GroupCalls groups(f);
+  REQUIRE(groups.append("u", "u-1") == 1);
   const auto first = groups.claim("t");
   REQUIRE(first.size() == 1);
   REQUIRE(groups.complete("t", first[0], "t-c1") == "completed");
-  // 20,000 pending events in 16 other sessions, with no statistics taken since.
+  // 20,000 pending events in 16 other sessions and 20,000 work entries, with no statistics
+  // taken since.
   sql(f,
       "insert into a2_events (session_id, idx, event_id, event_type, payload, created_at) "
       "select 'w-' || (g % 16), g, 'w-' || g, 't', 'null', 1 from generate_series(1, 20000) g");
+  sql(f,
+      "insert into a2_work (session_id, next_at) "
+      "select 'x-' || g, 1 from generate_series(1, 20000) g");
   const auto offset = server.log().size();
+  REQUIRE(groups.append("u", "u-2") == 2);
   const auto second = groups.claim("t");
   REQUIRE(second.size() == 1);
   REQUIRE(second[0].first == 2);  // The child.
