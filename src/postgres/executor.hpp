@@ -21,6 +21,7 @@
 
 #include "a2/observe.hpp"
 #include "common/embedded.hpp"
+#include "common/pool.hpp"
 #include "postgres/result.hpp"
 
 namespace a2::postgres::detail {

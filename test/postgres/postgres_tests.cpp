@@ -22,6 +22,9 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "postgres/calls/append_group.hpp"
+#include "postgres/calls/claim_group.hpp"
+#include "postgres/calls/complete_group.hpp"
 #include "postgres/connection_pool.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
@@ -37,6 +40,7 @@ using a2::test::PostgresServer;
 constexpr std::int64_t kT0 = 1'000'000;
 
 using Fixture = a2::postgres_test::SchemaStore;
+namespace calls = a2::postgres::detail::calls;
 
 Fixture open_fixture(const std::string& connection, std::size_t pool_size = 4) {
   return a2::postgres_test::open_schema_store({.tag = "p", .t0 = kT0, .connection = connection},
@@ -610,51 +614,52 @@ RowCount largest_row_count(const std::string& log, std::size_t from) {
   return largest;
 }
 
-// The write groups' functions (docs/postgres-layout.md#write-groups) called on a connection of
-// their own set up as a store's: an append group, a claim group and a completion group of one
-// request each.
+// The write groups' statements (docs/postgres-layout.md#write-groups) run by their typed
+// callers on a pool of the store's connections (its set-up: planner and wake-up settings): an
+// append group, a claim group and a completion group of one request each, at kT0.
 class GroupCalls {
  public:
-  explicit GroupCalls(const Fixture& f) : conn_(f.connection), tx_(conn_) {
-    tx_.exec("set search_path to \"" + f.schema + "\"; " +
-             a2::postgres::detail::planner_settings_sql() + "; " +
-             a2::postgres::detail::settings_sql(a2::postgres::detail::kWakeSettings));
-  }
-  // The index a2_append_group gives the event `id` appended to `session` at kT0.
+  explicit GroupCalls(const Fixture& f) : pool_({.connection = f.connection, .schema = f.schema}) {}
+  // The index the append group gives the event `id` appended to `session`.
   std::int64_t append(const std::string& session, const std::string& id) {
-    return tx_
-        .exec1("select r_index from a2_append_group(array[" + tx_.quote(session) + "], array[" +
-               now_ + "]::bigint[], array[" + tx_.quote(id) + "], array['t'], '[null]'::jsonb)")[0]
-        .as<std::int64_t>();
+    const Json payload;
+    const calls::AppendOne one{
+        .session_id = session, .now_ms = kT0, .id = id, .type = "t", .payload = &payload};
+    const calls::AppendGroup group{{&one}};
+    return run(group).at(0).reply.index.value();
   }
-  // The (index, attempt) of each event a2_claim_group claims in `session` at kT0.
-  std::vector<std::pair<std::int64_t, std::int64_t>> claim(const std::string& session) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    for (const auto& row :
-         tx_.exec("select idx, attempt_count from a2_claim_group(array[" + tx_.quote(session) +
-                  "], array['w-group'], array[" + now_ + "]::bigint[], array[" + now_ +
-                  " + 30000]::bigint[], array[null]::bigint[]) where idx is not null"))
-      out.emplace_back(row[0].as<std::int64_t>(), row[1].as<std::int64_t>());
-    return out;
+  // The events the claim group claims in `session`.
+  std::vector<a2::StoredEvent> claim(const std::string& session) {
+    const calls::ClaimAvailable one{.session_id = session,
+                                    .holder = "w-group",
+                                    .now_ms = kT0,
+                                    .expires_at_ms = kT0 + 30000,
+                                    .exclude_indexes = {},
+                                    .max_events = std::nullopt};
+    const calls::ClaimGroup group{{&one}};
+    return run(group).at(0).reply.events;
   }
-  // a2_complete_group's verdict for the event (index, attempt) of `session`, with one unsettled
-  // child `child`.
-  std::string complete(const std::string& session, std::pair<std::int64_t, std::int64_t> event,
-                       const std::string& child) {
-    return tx_
-        .exec1("select r_verdict from a2_complete_group(array[" + tx_.quote(session) + "], array[" +
-               std::to_string(event.first) + "]::bigint[], array[" + std::to_string(event.second) +
-               "]::bigint[], array[" + now_ + "]::bigint[], array[1]::bigint[], array[" +
-               tx_.quote(child) +
-               "], array['t'], '[[null]]'::jsonb, array[null]::text[], array[false], "
-               "array[null]::bigint[])")[0]
-        .as<std::string>();
+  // The completion group's verdict for `event`, with one unsettled child `child`.
+  a2::CompleteVerdict complete(const a2::StoredEvent& event, const std::string& child) {
+    const a2::CompleteRequest request{
+        .session_id = event.session_id,
+        .index = event.index,
+        .attempt = event.attempt_count,
+        .events = {{child, "t", nullptr, std::nullopt, false, std::nullopt}}};
+    const auto one = calls::CompleteAttempt::of(request, kT0);
+    const calls::CompleteGroup group{{&one}};
+    return run(group).at(0).reply.verdict;
   }
 
  private:
-  pqxx::connection conn_;
-  pqxx::nontransaction tx_;
-  const std::string now_ = std::to_string(kT0);
+  template <class Group>
+  typename Group::Reply run(const Group& group) {
+    return pool_.run("write group", [&](a2::postgres::detail::Executor& x) {
+      return group.decode(group.exec(x));
+    });
+  }
+
+  a2::postgres::detail::ConnectionPool pool_;
 };
 
 // The planner's estimates come from statistics that can be far from a session's real rows (here:
@@ -818,8 +823,8 @@ TEST_CASE("writes touch only their rows whatever the statistics say", "[plans][p
     const auto grouped = f->append("h", {ev_id("grouped")}).events.at(0).index;
     const auto claimed = groups.claim("h");
     REQUIRE(claimed.size() == 1);
-    REQUIRE(claimed[0].first == grouped);
-    REQUIRE(groups.complete("h", claimed[0], "grouped-child") == "completed");
+    REQUIRE(claimed[0].index == grouped);
+    REQUIRE(groups.complete(claimed[0], "grouped-child") == a2::CompleteVerdict::completed);
   }
   const std::string log = server.log();
   REQUIRE(log.find("a2_events_pending", offset) != std::string::npos);  // Plans were logged.
@@ -855,7 +860,7 @@ TEST_CASE("write groups planned on a tiny table touch only their rows once it is
   REQUIRE(groups.append("u", "u-1") == 1);
   const auto first = groups.claim("t");
   REQUIRE(first.size() == 1);
-  REQUIRE(groups.complete("t", first[0], "t-c1") == "completed");
+  REQUIRE(groups.complete(first[0], "t-c1") == a2::CompleteVerdict::completed);
   // 20,000 pending events in 16 other sessions and 20,000 work entries, with no statistics
   // taken since.
   sql(f,
@@ -868,8 +873,8 @@ TEST_CASE("write groups planned on a tiny table touch only their rows once it is
   REQUIRE(groups.append("u", "u-2") == 2);
   const auto second = groups.claim("t");
   REQUIRE(second.size() == 1);
-  REQUIRE(second[0].first == 2);  // The child.
-  REQUIRE(groups.complete("t", second[0], "t-c2") == "completed");
+  REQUIRE(second[0].index == 2);  // The child.
+  REQUIRE(groups.complete(second[0], "t-c2") == a2::CompleteVerdict::completed);
   const auto largest = largest_row_count(server.log(), offset);
   INFO("the plan with the most rows:\n" << largest.context);
   REQUIRE(largest.rows <= 16);
