@@ -14,10 +14,6 @@ namespace a2::postgres::detail {
 namespace {
 
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
-// A round starts at least this long after the previous one started: a lone writer (whose
-// writes would otherwise each find the notifier idle) shares a round with its next writes, at
-// the cost of this much latency at most. Under load a round takes longer than this anyway.
-constexpr auto kRoundInterval = std::chrono::milliseconds(1);
 // The warm-up (connecting, and a round that is rolled back) gives up after this: close() waits
 // for it at most this long. A notifier that could not warm up connects at its first round, by
 // command_timeout.
@@ -79,6 +75,7 @@ void WakeSender::add(const std::string& s, int flags) noexcept {
     first = pending_.sessions.empty();
     // Full (the notifier cannot send): dropped.
     if (!pending_.add(s, flags)) return;
+    if (first) pending_.since = std::chrono::steady_clock::now();
   } catch (...) {
     return;  // No memory or no thread: the wake-up is dropped, as when it cannot be sent.
   }
@@ -167,7 +164,7 @@ bool WakeSender::send(const Batch& batch) {
 void WakeSender::loop() {
   auto delay = kFirstRetryDelay;
   bool failing = false;  // The last round failed: a failed round now is dropped, not retried.
-  auto next_round = std::chrono::steady_clock::now();
+  RoundPacer pacer;
   try {
     warm_up();  // Now, before the first wake-up is owed.
   } catch (...) {
@@ -177,11 +174,11 @@ void WakeSender::loop() {
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || !pending_.sessions.empty(); });
     if (pending_.sessions.empty()) break;  // Stopping with nothing to send.
-    if (!stopping_ && std::chrono::steady_clock::now() < next_round) {
-      changed_.wait_until(lock, next_round, [&] { return stopping_; });
+    if (!stopping_ && std::chrono::steady_clock::now() < pacer.next()) {
+      changed_.wait_until(lock, pacer.next(), [&] { return stopping_; });
       continue;
     }
-    next_round = std::chrono::steady_clock::now() + kRoundInterval;
+    pacer.started(std::chrono::steady_clock::now(), pending_.since);
     Batch batch = std::exchange(pending_, Batch{});
     const bool last = stopping_;
     lock.unlock();

@@ -7,7 +7,7 @@
 // write owes (r_wake, schema.sql a2_owe_wake) and the store sends them from one connection of its
 // own, outside the pool: a thread runs rounds of sql/send_wakes.sql, one statement (one
 // transaction) per round, each session once per channel; sessions that writes add while a
-// round is in flight go in the next one, which starts at least 1 ms after the previous one.
+// round is in flight go in the next one, paced by RoundPacer.
 
 #include <atomic>
 #include <chrono>
@@ -38,6 +38,31 @@ inline constexpr const char* kNotifierApplicationName = "a2 notifier";
 // The most sessions waiting for a round; a write beyond it while the notifier cannot send
 // (the server is unreachable) drops its wake-up.
 inline constexpr std::size_t kMaxPendingWakes = 100000;
+
+// When the notifier's next round may start. A round starts at least kRoundInterval after the
+// previous one started, so a lone writer's writes share rounds; when that round had to wait for
+// its turn (wake-ups were queued before it could start: the writes keep the notifier busy), at
+// least kBusyRoundInterval after it. Each round costs a round trip and a transaction of its own,
+// whose wake-ups of two processes slow a lone writer on a small machine
+// (docs/postgres-layout.md#notifications-and-feeds, Pacing), so a steady stream of writes gets
+// at most one round per kBusyRoundInterval; a write after a pause is still sent at once. Not
+// thread-safe (the notifier's thread owns it).
+class RoundPacer {
+ public:
+  using Time = std::chrono::steady_clock::time_point;
+  static constexpr auto kRoundInterval = std::chrono::milliseconds(1);
+  static constexpr auto kBusyRoundInterval = std::chrono::milliseconds(3);
+
+  // The earliest start of the next round (the epoch before the first).
+  Time next() const noexcept { return next_; }
+  // A round starts at `now`; `queued_since` is when its first wake-up was queued.
+  void started(Time now, Time queued_since) noexcept {
+    next_ = now + (queued_since < next_ ? kBusyRoundInterval : kRoundInterval);
+  }
+
+ private:
+  Time next_{};
+};
 
 // The flags of the r_wake column `column` of a write's reply, in its row `row` (0 when it names
 // none).
@@ -76,6 +101,7 @@ class WakeSender {
   // Sessions and their flags in the order first queued (signals keep write order), each once.
   struct Batch {
     std::vector<std::pair<std::string, int>> sessions;
+    std::chrono::steady_clock::time_point since{};  // When the first was queued.
     std::unordered_map<std::string, std::size_t> position;
     // Adds `flags` to s; false when s is new and the batch is full.
     bool add(const std::string& s, int flags);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The wake-ups of writes, sent after commit by the store's notifier
 // (docs/postgres-layout.md#notifications-and-feeds): what a raw LISTEN connection sees, their
-// coalescing, a killed notifier connection, a store's own feeds woken in the process, and an
-// earlier a2's connection (no a2.wake_after_commit), which still gets its NOTIFYs inside its
-// transaction.
+// coalescing and the pacing of its rounds, a killed notifier connection, a store's own feeds
+// woken in the process, and an earlier a2's connection (no a2.wake_after_commit), which still
+// gets its NOTIFYs inside its transaction.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "a2/postgres.hpp"
+#include "postgres/wake_sender.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
 
@@ -497,6 +499,29 @@ TEST_CASE("writes between two rounds of the notifier share one wake-up", "[postg
   // Each round sends each session once per channel.
   CHECK(listener.count("a2_work", "s") == wakes);
   f->close();
+}
+
+TEST_CASE("a notifier kept busy waits 3 ms between rounds, one after a pause sends at once",
+          "[postgres][wake][S238]") {
+  using a2::postgres::detail::RoundPacer;
+  using us = std::chrono::microseconds;
+  const RoundPacer::Time t = std::chrono::steady_clock::now();
+  RoundPacer pacer;
+  // The round of a wake-up queued at `queued`: it starts then, or at its turn if that is later.
+  auto round = [&](us queued) {
+    const auto start = std::max(t + queued, pacer.next());
+    pacer.started(start, t + queued);
+    return std::chrono::duration_cast<us>(start - t);
+  };
+  auto next = [&] { return std::chrono::duration_cast<us>(pacer.next() - t); };
+  CHECK(round(0us) == 0us);
+  CHECK(next() == 1000us);
+  CHECK(round(200us) == 1000us);  // Queued before its turn: it waited.
+  CHECK(next() == 4000us);
+  CHECK(round(2000us) == 4000us);
+  CHECK(next() == 7000us);
+  CHECK(round(8000us) == 8000us);  // After its turn: at once.
+  CHECK(next() == 9000us);
 }
 
 TEST_CASE("a killed notifier connection is replaced and later writes still wake a feed",
