@@ -9,6 +9,7 @@
 #include "a2/detail/contract_errors.hpp"
 #include "a2/detail/json_text.hpp"
 #include "a2/errors.hpp"
+#include "postgres/statement_error.hpp"
 
 namespace a2::postgres::detail {
 namespace {
@@ -100,6 +101,12 @@ void translate_current_exception(std::string_view op, bool sent) {
       if (state == "A2004") throw SupersededAttempt(message);
       if (state == "A2005") throw SessionCleared(message);
     }
+    if (const auto* statement = dynamic_cast<const StatementError*>(&e);
+        statement != nullptr && statement->event_id_taken())
+      throw PartialDuplicateBatch(context(op) +
+                                  "an event id of this write was stored meanwhile by a concurrent "
+                                  "write (unique violation of a2_events_event_id_key); nothing "
+                                  "changed");
     // Deadlocks (40P01), serialization failures (40001), timeouts and anything unexpected.
     throw Unavailable(message + " (SQLSTATE " + state + ")");
   } catch (const pqxx::broken_connection& e) {

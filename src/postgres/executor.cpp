@@ -16,6 +16,7 @@
 #include "a2/embedded/sql_files.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/errors.hpp"
+#include "postgres/statement_error.hpp"
 
 namespace a2::postgres::detail {
 namespace {
@@ -131,8 +132,9 @@ Result Executor::result_of(std::string_view statement, const RowSink* take) {
   }
   if (error != nullptr) {
     const char* state = PQresultErrorField(error.get(), PG_DIAG_SQLSTATE);
-    throw pqxx::sql_error(PQresultErrorMessage(error.get()), std::string(statement),
-                          state != nullptr ? state : "");
+    const char* constraint = PQresultErrorField(error.get(), PG_DIAG_CONSTRAINT_NAME);
+    throw StatementError(PQresultErrorMessage(error.get()), std::string(statement),
+                         state != nullptr ? state : "", constraint != nullptr ? constraint : "");
   }
   if (refused != nullptr) std::rethrow_exception(refused);
   return Result(last.release());

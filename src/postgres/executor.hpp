@@ -5,9 +5,10 @@
 // directly (no libpqxx on this path): send, wait with poll() until the deadline, read the
 // result. A statement is prepared on a connection at its first use there (one more round trip,
 // once per connection and statement). Failures leave as the exceptions the backend's one
-// translation (postgres/errors.hpp) reads: an SQL error as pqxx::sql_error with its SQLSTATE,
-// a lost connection as pqxx::broken_connection (the connection is then marked broken), no
-// answer by the deadline as a2::Unavailable, outcome unknown.
+// translation (postgres/errors.hpp) reads: an SQL error as StatementError (a pqxx::sql_error
+// with its SQLSTATE and constraint, postgres/statement_error.hpp), a lost connection as
+// pqxx::broken_connection (the connection is then marked broken), no answer by the deadline as
+// a2::Unavailable, outcome unknown.
 
 #include <array>
 #include <chrono>

@@ -305,11 +305,13 @@ TEST_CASE("append reuses a cleared id of its session and reclaim still counts th
   }
 }
 
-// The one-event fast path of a2_append checks the id with `on conflict (event_id) do nothing`,
-// which waits for a transaction that is inserting the same id and then sees its outcome.
+// Both append paths probe the id index and then insert; an insert of an id that another
+// transaction is inserting waits for that transaction's outcome. When it commits, the insert
+// fails (unique violation): the one-event path (a2_append_one_by_reply) calls again and gets the
+// foreign id's own error, the general path (a2_append) hears the translation's (S239).
 TEST_CASE("an append of an id another transaction is inserting waits for its outcome",
-          "[append][postgres]") {
-  auto f = fresh();
+          "[append][postgres][S239]") {
+  auto f = fresh();  // The default options: append groups on.
   (void)f->append("s2", {ev_id("warm")});
   pqxx::connection conn(PostgresServer::shared().connection());
   pqxx::work tx(conn);
@@ -318,14 +320,26 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
       "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
       "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
       "array[null]::bigint[])");
+  // One unsettled event (a2_append_one_by_reply), or a laned one (a2_append).
+  const bool laned = GENERATE(false, true);
+  auto x = ev_id("x");
+  std::string expected_message =
+      "a2 postgres append: event id 'x' already belongs to another session";
+  if (laned) {
+    x.lane = "l";
+    expected_message =
+        "a2 postgres append: an event id of this write was stored meanwhile by a concurrent "
+        "write (unique violation of a2_events_event_id_key); nothing changed";
+  }
+  INFO("laned: " << laned);
   std::atomic<bool> finished{false};
   std::optional<a2::AppendResult> result;
-  std::optional<std::string> error;
+  std::optional<std::pair<std::string, std::string>> error;  // Code and message.
   std::thread other([&] {
     try {
-      result = f->append("s2", {ev_id("x")});
+      result = f->append("s2", {x});
     } catch (const a2::Error& e) {
-      error = std::string(to_string(e.code()));
+      error = std::pair{std::string(to_string(e.code())), std::string(e.what())};
     }
     finished = true;
   });
@@ -335,7 +349,9 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
     tx.commit();
     other.join();
     REQUIRE_FALSE(result.has_value());
-    REQUIRE(error == std::string(to_string(ErrorCode::partial_duplicate_batch)));
+    REQUIRE(error);
+    REQUIRE(error->first == to_string(ErrorCode::partial_duplicate_batch));
+    REQUIRE(error->second == expected_message);
     REQUIRE(f->read("s1").size() == 1);
     REQUIRE(f->read("s2").size() == 1);
   }

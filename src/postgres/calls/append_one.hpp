@@ -11,11 +11,13 @@
 
 #include "a2/detail/json_text.hpp"
 #include "a2/embedded/sql_files.hpp"
+#include "a2/observe.hpp"
 #include "a2/results.hpp"
 #include "a2/types.hpp"
 #include "postgres/executor.hpp"
 #include "postgres/result.hpp"
 #include "postgres/rows.hpp"
+#include "postgres/statement_error.hpp"
 
 namespace a2::postgres::detail::calls {
 
@@ -35,7 +37,18 @@ struct AppendOne {
     AppendResult replayed;
   };
 
+  // The function probes the id index before its insert (sql/schema.sql a2_append_one_by_reply).
+  // When another transaction commits a row holding the id between that probe and the insert,
+  // the insert fails and the call rolls back; called once more, the probe sees the row, and the
+  // function answers as a2_append does (the foreign id's error). A second such failure leaves
+  // as the translation's partial_duplicate_batch (postgres/errors.cpp).
   Result exec(Executor& x) const {
+    try {
+      return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
+    } catch (const StatementError& e) {
+      if (!e.event_id_taken()) throw;
+    }
+    ++a2::detail::t_round_trips;  // A second statement (a2/observe.hpp).
     return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
   }
 
