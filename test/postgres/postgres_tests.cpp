@@ -365,6 +365,67 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
   }
 }
 
+TEST_CASE("a completion whose child id another transaction is inserting waits for its outcome",
+          "[complete][postgres][S239]") {
+  auto f = fresh();  // The default options: completion groups on.
+  (void)f->append("s2", {ev_id("parent")});
+  const auto claimed = f->claim_available({.session_id = "s2",
+                                           .holder = "w",
+                                           .ttl_ms = 30000,
+                                           .expires_at_ms = std::nullopt,
+                                           .exclude_indexes = {},
+                                           .max_events = 1});
+  REQUIRE(claimed.events.size() == 1);
+  const auto parent = claimed.events.at(0);
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::work tx(conn);
+  tx.exec("set local search_path to \"" + f.schema + "\"");
+  tx.exec(
+      "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
+      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
+      "array[null]::bigint[])");
+  std::atomic<bool> finished{false};
+  std::optional<a2::CompleteResult> result;
+  std::optional<std::pair<std::string, std::string>> error;  // Code and message.
+  std::thread other([&] {
+    try {
+      result = f->complete_attempt(
+          {.session_id = "s2",
+           .index = parent.index,
+           .attempt = parent.attempt_count,
+           .events = {{"x", "t", Json(nullptr), std::nullopt, false, std::nullopt}}});
+    } catch (const a2::Error& e) {
+      error = std::pair{std::string(to_string(e.code())), std::string(e.what())};
+    }
+    finished = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE_FALSE(finished.load());  // Waiting on the uncommitted row holding "x".
+  SECTION("the other transaction commits: the child id is taken") {
+    tx.commit();
+    other.join();
+    REQUIRE_FALSE(result.has_value());
+    REQUIRE(error);
+    REQUIRE(error->first == to_string(ErrorCode::partial_duplicate_batch));
+    REQUIRE(error->second ==
+            "a2 postgres complete_attempt: an event id of this write was stored meanwhile by a "
+            "concurrent write (unique violation of a2_events_event_id_key); nothing changed");
+    const auto rows = f->read("s2");
+    REQUIRE(rows.size() == 1);  // The parent, still claimed and unfinished.
+    REQUIRE_FALSE(rows.at(0).processed_at.has_value());
+    REQUIRE(rows.at(0).claim_holder == std::optional<std::string>("w"));
+    REQUIRE(f->read("s1").size() == 1);
+  }
+  SECTION("the other transaction aborts: the completion goes through") {
+    tx.abort();
+    other.join();
+    REQUIRE_FALSE(error.has_value());
+    REQUIRE(result->verdict == a2::CompleteVerdict::completed);
+    REQUIRE(f->read("s2").size() == 2);
+    REQUIRE(f->read("s1").empty());
+  }
+}
+
 TEST_CASE("a store survives its connections being terminated", "[connections][postgres]") {
   auto& server = PostgresServer::shared();
   const std::string app = "a2_terminated";
