@@ -15,8 +15,9 @@ namespace a2::postgres::detail {
 // Rethrows the exception being handled as an a2::Error: a contract error raised by the SQL
 // functions (SQLSTATE A2001..A2005, facts in the DETAIL as JSON) as its type, a unique
 // violation of a2_events.event_id (an id a concurrent write stored after the function's probe,
-// postgres/statement_error.hpp) as PartialDuplicateBatch, every other failure as Unavailable. `sent` says whether the request may have reached the server (a lost
-// connection then leaves the outcome unknown). Call only inside a catch block.
+// postgres/statement_error.hpp) as PartialDuplicateBatch, every other failure as Unavailable.
+// `sent` says whether the request may have reached the server (a lost connection then leaves
+// the outcome unknown). Call only inside a catch block.
 [[noreturn]] void translate_current_exception(std::string_view op, bool sent);
 
 // The call got no answer by its deadline; the connection was closed (outcome unknown).
