@@ -140,10 +140,13 @@ using a2::bench::Table;
 //   exec_ms      sum(total_exec_time): server time executing them (function bodies included)
 //   blks_read    sum(shared_blks_read): pages they read from outside the server's buffer cache
 //   blks_dirtied sum(shared_blks_dirtied): pages they dirtied
+//   blks_hit     sum(shared_blks_hit): pages they found in the buffer cache
+//   wal_records  sum(wal_records): WAL records they wrote
 a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
   a2::bench::Counters c{{"round_trips", 0}, {"notify_rounds", 0}, {"statements", 0},
                         {"exec_ms", 0},     {"notify_ms", 0},     {"write_ms", 0},
-                        {"blks_read", 0},   {"blks_dirtied", 0}};
+                        {"blks_read", 0},   {"blks_dirtied", 0},  {"blks_hit", 0},
+                        {"wal_records", 0}};
   c["round_trips"] = static_cast<double>(g_round_trips.load());
   c["notify_rounds"] = static_cast<double>(g_notify_rounds.load());
   if (!have_statements) return c;
@@ -154,7 +157,8 @@ a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
       "select coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8, "
       "coalesce(sum(total_exec_time) filter (where query like '%send_wakes: one round%'), "
       "0)::float8, coalesce(sum(shared_blks_read), 0)::float8, "
-      "coalesce(sum(shared_blks_dirtied), 0)::float8 "
+      "coalesce(sum(shared_blks_dirtied), 0)::float8, coalesce(sum(shared_blks_hit), 0)::float8, "
+      "coalesce(sum(wal_records), 0)::float8 "
       "from pg_stat_statements where dbid = (select oid from pg_database where datname = "
       "current_database()) and toplevel")[0];
   c["statements"] = row[0].as<double>();
@@ -163,6 +167,8 @@ a2::bench::Counters snapshot(pqxx::connection& admin, bool have_statements) {
   c["write_ms"] = c["exec_ms"] - c["notify_ms"];
   c["blks_read"] = row[3].as<double>();
   c["blks_dirtied"] = row[4].as<double>();
+  c["blks_hit"] = row[5].as<double>();
+  c["wal_records"] = row[6].as<double>();
   return c;
 }
 
@@ -820,6 +826,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       double silent_server_ms = 0;
       Ceiling function;
       double function_server_ms = 0;
+      // Their statements' counters over the rounds (pg_stat_statements), for the exact costs
+      // per call.
+      a2::bench::Counters floor_d, silent_d, function_d;
       a2::bench::Block threaded;  // a2's statement from threads on blocking libpq connections.
       a2::bench::Block ours;
     };
@@ -917,6 +926,9 @@ int run(const a2::bench::Args& args, const Sections& sections) {
       pair.floor_server_ms = per_statement(f);
       pair.silent_server_ms = per_statement(q);
       pair.function_server_ms = per_statement(fn);
+      pair.floor_d = f;
+      pair.silent_d = q;
+      pair.function_d = fn;
       return pair;
     };
     Pair p1 = paired(1, "-c 1 -t " + std::to_string(20000 / kPairRounds));
@@ -1028,6 +1040,28 @@ int run(const a2::bench::Args& args, const Sections& sections) {
            "that statement's:\n\n```\n"
         << kAppendFunctionScript << "```\n\n";
     function.print();
+    // Exact costs per call: counts, not times, so they do not move with the host's speed.
+    auto per_call = [](const a2::bench::Counters& d, const char* key) {
+      return get(d, "statements") > 0 ? fmt(get(d, key) / get(d, "statements"), 2)
+                                      : std::string("-");
+    };
+    Table exact({"client", "floor: buffers hit/call", "floor: WAL records/call",
+                 "floor without NOTIFY: buffers hit/call", "its WAL records/call",
+                 "a2_append_one_by_reply: buffers hit/call", "its WAL records/call"});
+    for (auto* pair : {&p1, &p16})
+      exact.add({"`-c " + std::string(pair == &p1 ? "1" : "16") + "`",
+                 per_call(pair->floor_d, "blks_hit"), per_call(pair->floor_d, "wal_records"),
+                 per_call(pair->silent_d, "blks_hit"), per_call(pair->silent_d, "wal_records"),
+                 per_call(pair->function_d, "blks_hit"),
+                 per_call(pair->function_d, "wal_records")});
+    std::cout << "**Exact costs per call** of the pgbench runs above (`shared_blks_hit` and "
+                 "`wal_records` of pg_stat_statements over all their rounds, per top-level "
+                 "statement): counts, which do not move with the host's speed as times do. "
+                 "What a2's function hits beyond the floor without NOTIFY is its id probe "
+                 "and its work index entry, which the floor leaves out; one WAL record more "
+                 "per call would be a write the floor does not make (docs/postgres-layout.md"
+                 "#a2_append_one).\n\n";
+    exact.print();
   }
 
   // ---- Feed wake latency: 16 writer threads, one of them watched by a feed. ----
