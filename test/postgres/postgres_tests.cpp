@@ -305,6 +305,72 @@ TEST_CASE("append reuses a cleared id of its session and reclaim still counts th
   }
 }
 
+// A write racing another transaction that has inserted event "x" into session s1 and not yet
+// committed (S239): the write runs in a thread of its own and waits for that transaction's
+// outcome, which commit() or abort() decides; either then joins the thread. The destructor ends
+// the transaction if a failed check left it open, so the thread never outlives the test.
+template <class R>
+class RacedWrite {
+ public:
+  RacedWrite(const Fixture& f, std::function<R()> write)
+      : conn_(PostgresServer::shared().connection()), tx_(conn_) {
+    tx_.exec("set local search_path to \"" + f.schema + "\"");
+    tx_.exec(
+        "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
+        "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
+        "array[null]::bigint[])");
+    thread_ = std::thread([this, write = std::move(write)] {
+      try {
+        result = write();
+      } catch (const a2::Error& e) {
+        error = std::pair{std::string(to_string(e.code())), std::string(e.what())};
+      }
+      finished_ = true;
+    });
+  }
+  RacedWrite(const RacedWrite&) = delete;
+  RacedWrite& operator=(const RacedWrite&) = delete;
+  ~RacedWrite() {
+    if (open_) tx_.abort();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Whether the write is still waiting 300 ms after it started.
+  bool waiting() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return !finished_.load();
+  }
+  void commit() { end(true); }
+  void abort() { end(false); }
+
+  // The message of the write's error, which must carry `code` (after commit() or abort()).
+  std::string refusal(ErrorCode code) const {
+    REQUIRE_FALSE(result.has_value());
+    REQUIRE(error);
+    REQUIRE(error->first == to_string(code));
+    return error->second;
+  }
+
+  std::optional<R> result;
+  std::optional<std::pair<std::string, std::string>> error;  // Code and message.
+
+ private:
+  void end(bool commit) {
+    open_ = false;
+    if (commit)
+      tx_.commit();
+    else
+      tx_.abort();
+    thread_.join();
+  }
+
+  pqxx::connection conn_;
+  pqxx::work tx_;
+  bool open_ = true;
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
 // Both append paths probe the id index and then insert; an insert of an id that another
 // transaction is inserting waits for that transaction's outcome. When it commits, the insert
 // fails (unique violation): the one-event path (a2_append_one_by_reply) calls again and gets the
@@ -313,53 +379,27 @@ TEST_CASE("an append of an id another transaction is inserting waits for its out
           "[append][postgres][S239]") {
   auto f = fresh();  // The default options: append groups on.
   (void)f->append("s2", {ev_id("warm")});
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::work tx(conn);
-  tx.exec("set local search_path to \"" + f.schema + "\"");
-  tx.exec(
-      "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
-      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
-      "array[null]::bigint[])");
   // One unsettled event (a2_append_one_by_reply), or a laned one (a2_append).
   const bool laned = GENERATE(false, true);
-  auto x = ev_id("x");
-  std::string expected_message =
-      "a2 postgres append: event id 'x' already belongs to another session";
-  if (laned) {
-    x.lane = "l";
-    expected_message =
-        "a2 postgres append: an event id of this write was stored meanwhile by a concurrent "
-        "write (unique violation of a2_events_event_id_key); nothing changed";
-  }
   INFO("laned: " << laned);
-  std::atomic<bool> finished{false};
-  std::optional<a2::AppendResult> result;
-  std::optional<std::pair<std::string, std::string>> error;  // Code and message.
-  std::thread other([&] {
-    try {
-      result = f->append("s2", {x});
-    } catch (const a2::Error& e) {
-      error = std::pair{std::string(to_string(e.code())), std::string(e.what())};
-    }
-    finished = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  REQUIRE_FALSE(finished.load());  // Waiting on the uncommitted row holding "x".
+  auto x = ev_id("x");
+  if (laned) x.lane = "l";
+  RacedWrite<a2::AppendResult> race(f, [&] { return f->append("s2", {x}); });
+  REQUIRE(race.waiting());  // On the uncommitted row holding "x".
   SECTION("the other transaction commits: the id is foreign to s2") {
-    tx.commit();
-    other.join();
-    REQUIRE_FALSE(result.has_value());
-    REQUIRE(error);
-    REQUIRE(error->first == to_string(ErrorCode::partial_duplicate_batch));
-    REQUIRE(error->second == expected_message);
+    race.commit();
+    REQUIRE(race.refusal(ErrorCode::partial_duplicate_batch) ==
+            (laned ? "a2 postgres append: an event id of this write was stored meanwhile by a "
+                     "concurrent write (unique violation of a2_events_event_id_key); nothing "
+                     "changed"
+                   : "a2 postgres append: event id 'x' already belongs to another session"));
     REQUIRE(f->read("s1").size() == 1);
     REQUIRE(f->read("s2").size() == 1);
   }
   SECTION("the other transaction aborts: the append goes through") {
-    tx.abort();
-    other.join();
-    REQUIRE_FALSE(error.has_value());
-    REQUIRE(result->events.at(0).index == 2);
+    race.abort();
+    REQUIRE_FALSE(race.error.has_value());
+    REQUIRE(race.result->events.at(0).index == 2);
     REQUIRE(f->read("s1").empty());
     REQUIRE(f->read("s2").size() == 2);
   }
@@ -377,37 +417,17 @@ TEST_CASE("a completion whose child id another transaction is inserting waits fo
                                            .max_events = 1});
   REQUIRE(claimed.events.size() == 1);
   const auto parent = claimed.events.at(0);
-  pqxx::connection conn(PostgresServer::shared().connection());
-  pqxx::work tx(conn);
-  tx.exec("set local search_path to \"" + f.schema + "\"");
-  tx.exec(
-      "select a2_append('s1', 1000000, null, array['x'], array['t'], '[null]'::jsonb, "
-      "array[null]::bigint[], array[null]::bigint[], array[null]::text[], array[false], "
-      "array[null]::bigint[])");
-  std::atomic<bool> finished{false};
-  std::optional<a2::CompleteResult> result;
-  std::optional<std::pair<std::string, std::string>> error;  // Code and message.
-  std::thread other([&] {
-    try {
-      result = f->complete_attempt(
-          {.session_id = "s2",
-           .index = parent.index,
-           .attempt = parent.attempt_count,
-           .events = {{"x", "t", Json(nullptr), std::nullopt, false, std::nullopt}}});
-    } catch (const a2::Error& e) {
-      error = std::pair{std::string(to_string(e.code())), std::string(e.what())};
-    }
-    finished = true;
+  RacedWrite<a2::CompleteResult> race(f, [&] {
+    return f->complete_attempt(
+        {.session_id = "s2",
+         .index = parent.index,
+         .attempt = parent.attempt_count,
+         .events = {{"x", "t", Json(nullptr), std::nullopt, false, std::nullopt}}});
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  REQUIRE_FALSE(finished.load());  // Waiting on the uncommitted row holding "x".
+  REQUIRE(race.waiting());  // On the uncommitted row holding "x".
   SECTION("the other transaction commits: the child id is taken") {
-    tx.commit();
-    other.join();
-    REQUIRE_FALSE(result.has_value());
-    REQUIRE(error);
-    REQUIRE(error->first == to_string(ErrorCode::partial_duplicate_batch));
-    REQUIRE(error->second ==
+    race.commit();
+    REQUIRE(race.refusal(ErrorCode::partial_duplicate_batch) ==
             "a2 postgres complete_attempt: an event id of this write was stored meanwhile by a "
             "concurrent write (unique violation of a2_events_event_id_key); nothing changed");
     const auto rows = f->read("s2");
@@ -417,10 +437,9 @@ TEST_CASE("a completion whose child id another transaction is inserting waits fo
     REQUIRE(f->read("s1").size() == 1);
   }
   SECTION("the other transaction aborts: the completion goes through") {
-    tx.abort();
-    other.join();
-    REQUIRE_FALSE(error.has_value());
-    REQUIRE(result->verdict == a2::CompleteVerdict::completed);
+    race.abort();
+    REQUIRE_FALSE(race.error.has_value());
+    REQUIRE(race.result->verdict == a2::CompleteVerdict::completed);
     REQUIRE(f->read("s2").size() == 2);
     REQUIRE(f->read("s1").empty());
   }
