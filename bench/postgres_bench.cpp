@@ -353,7 +353,9 @@ std::vector<LargeClaim> large_claims(a2::Store& store, a2::bench::Meter& meter, 
 // ids (the script's first form) land on random pages of an index that grows with each round:
 // on a scratch cluster whose table held a few million rows they cost the function 7.3 µs more
 // server time per call and 8% of its calls/s at one client (16 alternating pairs of 2 s runs,
-// every pair the same way); on the bench's young schema about one buffer hit per call.
+// every pair the same way); on the bench's young schema about one buffer hit per call. The id is
+// built in the statement (the clock, three to_hex), a little server time per call that the
+// store's client spends instead; the function's row counts it.
 constexpr const char* kAppendFunctionScript =
     "\\set r1 random(0, 4294967295)\n"
     "\\set r2 random(0, 4294967295)\n"
