@@ -47,6 +47,12 @@ struct Options {
   // each caller still waits for its own reply (docs/redis-layout.md#multiplexed-writes). 0: writes
   // use the pool, one connection per call, as reads do. At most 64. Default 2.
   std::size_t write_connections = 2;
+  // A call waiting for its reply first polls its socket without sleeping, for at most this long
+  // (never past its deadline), which saves the sleep and wake-up of its thread: for a server on
+  // the same machine and calls that mostly run one at a time. Costs that thread's core while it
+  // polls. One thread of the process spins at a time; the others wait at once
+  // (docs/semantics.md#spin-wait). 0: never. At most 10 ms. Default 0.
+  std::chrono::microseconds spin_wait{0};
 };
 
 // Connects and checks the server. Throws a2::Unavailable if it cannot, InvalidArgument for a

@@ -17,6 +17,7 @@
 #include "a2/clock.hpp"
 #include "a2/detail/constants.hpp"
 #include "a2/detail/observed.hpp"
+#include "a2/detail/spin_calls.hpp"
 #include "a2/detail/validate.hpp"
 #include "a2/errors.hpp"
 #include "a2/feed.hpp"
@@ -568,6 +569,10 @@ class Store {
 
   Clock& clock() const noexcept { return *clock_; }
   IdSource& ids() const noexcept { return *ids_; }
+  // For a backend whose option spin_wait is set, in its constructor: every public operation
+  // then counts among the calls in flight that a wait for a reply checks before it spins
+  // (a2/detail/spin_calls.hpp).
+  void count_calls_for_spin_wait() noexcept { spin_counted_ = true; }
 
   // Backends implement these. Input is validated and normalized: lanes "" are std::nullopt,
   // every event and child has an id, snapshot writes are one per index, ascending, non-empty.
@@ -625,6 +630,11 @@ class Store {
   template <class F, class Q = detail::NoRequest>
   auto observed(std::string_view op, std::string_view session, F&& f, const Q& request = {})
       -> decltype(f()) {
+    if (spin_counted_) [[unlikely]] {
+      const detail::SpinCallScope in_flight;
+      if (!observe_.observer) return f();
+      return observed_call(op, session, f, request);
+    }
     if (!observe_.observer) [[likely]]
       return f();
     return observed_call(op, session, f, request);
@@ -712,6 +722,7 @@ class Store {
   std::shared_ptr<IdSource> ids_;
   std::string backend_;
   ObserveOptions observe_;
+  bool spin_counted_ = false;  // count_calls_for_spin_wait()
   std::atomic<bool> closed_{false};
 };
 

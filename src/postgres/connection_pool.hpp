@@ -38,6 +38,8 @@ struct Settings {
   std::chrono::milliseconds statement_timeout{30000};
   std::chrono::milliseconds command_timeout{35000};  // The deadline of every call.
   std::chrono::milliseconds pool_acquire_timeout{35000};
+  // How long a call's wait for its reply polls first (Options::spin_wait; common/spin_wait.hpp).
+  std::chrono::microseconds spin_wait{0};
 };
 
 // libpqxx's connection policy for connecting by a deadline: PQconnectStart and PQconnectPoll
@@ -168,16 +170,17 @@ class ConnectionPool {
       translate_current_exception(op, false);
     }
     ++a2::detail::t_round_trips;  // One statement: the one place a call's round trip counts.
-    return run_on(**lease, op, deadline, std::forward<F>(fn));
+    return run_on(**lease, op, deadline, settings_.spin_wait, std::forward<F>(fn));
   }
 
   // Runs fn(executor) on `conn` (a pooled one, or one of connect()'s outside the pool) by
-  // `deadline`; every failure leaves as an a2::Error, and `conn` is marked broken when it is
-  // unusable.
+  // `deadline`, each wait for a reply polling for `spin` first (a store call's spin_wait; 0 for
+  // the notifier's rounds, which run beside the calls); every failure leaves as an a2::Error,
+  // and `conn` is marked broken when it is unusable.
   template <class F>
-  auto run_on(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline, F&& fn)
-      -> decltype(fn(std::declval<Executor&>())) {
-    Executor executor(conn, op, deadline, settings_.command_timeout);
+  auto run_on(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline,
+              std::chrono::microseconds spin, F&& fn) -> decltype(fn(std::declval<Executor&>())) {
+    Executor executor(conn, op, deadline, settings_.command_timeout, spin);
     try {
       return fn(executor);
     } catch (...) {

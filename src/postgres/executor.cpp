@@ -6,14 +6,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <exception>
 #include <charconv>
+#include <exception>
 #include <iterator>
 #include <memory>
 #include <pqxx/except>
 #include <stdexcept>
 
 #include "a2/embedded/sql_files.hpp"
+#include "common/spin_wait.hpp"
 #include "postgres/connection_pool.hpp"
 #include "postgres/errors.hpp"
 #include "postgres/statement_error.hpp"
@@ -142,6 +143,8 @@ Result Executor::result_of(std::string_view statement, const RowSink* take) {
 
 void Executor::wait(short events) {
   pollfd pfd{PQsocket(conn_.raw()), events, 0};
+  // A reply may come while the thread polls (the store's spin_wait): no sleep, no wake-up.
+  if (events == POLLIN && a2::detail::spin_until_readable(pfd.fd, spin_, deadline_)) return;
   for (;;) {
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());

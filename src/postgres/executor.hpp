@@ -68,9 +68,12 @@ class Params {
 // One call's statements on one connection. Not thread-safe (a call's own).
 class Executor {
  public:
+  // `spin`: how long each wait for a reply polls the socket before it sleeps
+  // (common/spin_wait.hpp); 0: never.
   Executor(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline,
-           std::chrono::milliseconds command_timeout)
-      : conn_(conn), op_(op), deadline_(deadline), command_timeout_(command_timeout) {}
+           std::chrono::milliseconds command_timeout,
+           std::chrono::microseconds spin = std::chrono::microseconds(0))
+      : conn_(conn), op_(op), deadline_(deadline), command_timeout_(command_timeout), spin_(spin) {}
 
   // Runs `statement` (one of sql::kAllStatements, prepared as a2_<stem>) with `args`.
   template <class... A>
@@ -110,6 +113,7 @@ class Executor {
   std::string_view op_;
   a2::detail::SteadyTime deadline_;
   std::chrono::milliseconds command_timeout_;
+  std::chrono::microseconds spin_;
 };
 
 }  // namespace a2::postgres::detail

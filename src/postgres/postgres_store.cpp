@@ -16,6 +16,7 @@
 #include "a2/detail/rows.hpp"
 #include "a2/embedded/sql_files.hpp"
 #include "a2/postgres.hpp"
+#include "common/spin_wait.hpp"
 #include "postgres/calls/append.hpp"
 #include "postgres/calls/append_group.hpp"
 #include "postgres/calls/append_one.hpp"
@@ -87,6 +88,7 @@ class PostgresStore final : public Store {
         notifier_(std::make_shared<Notifier>(pool_, wakes_)),
         safety_poll_(options.feed_safety_poll),
         clear_event_type_(options.clear_event_type) {
+    if (options.spin_wait.count() > 0) count_calls_for_spin_wait();
     append_groups_ =
         make_groups<calls::AppendGroup>("append", options.append_groups, options.pool_size);
     claim_groups_ =
@@ -596,13 +598,20 @@ std::unique_ptr<Store> open(const Options& options) {
   if ((options.command_timeout && options.command_timeout->count() <= 0) ||
       (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0))
     throw InvalidArgument("a2 postgres open: command_timeout and pool_acquire_timeout must be > 0");
+  if (options.spin_wait.count() < 0 || options.spin_wait > a2::detail::kMaxSpinWait)
+    throw InvalidArgument("a2 postgres open: spin_wait must be between 0 and 10 ms");
   const auto command_timeout = options.command_timeout.value_or(
       std::chrono::milliseconds(options.statement_timeout.count() > 0
                                     ? options.statement_timeout.count() + kCommandTimeoutMargin
                                     : kDefaultCommandTimeout));
   auto pool = std::make_shared<ConnectionPool>(detail::Settings{
-      options.connection, options.schema, options.pool_size, options.statement_timeout,
-      command_timeout, options.pool_acquire_timeout.value_or(command_timeout)});
+      .connection = options.connection,
+      .schema = options.schema,
+      .pool_size = options.pool_size,
+      .statement_timeout = options.statement_timeout,
+      .command_timeout = command_timeout,
+      .pool_acquire_timeout = options.pool_acquire_timeout.value_or(command_timeout),
+      .spin_wait = options.spin_wait});
   // A first connection creates the schema and applies schema.sql under an advisory lock
   // (concurrent opens of one schema take turns), then checks the version; it then joins the pool.
   // Connecting counts against the command timeout; applying the schema does not (it may wait

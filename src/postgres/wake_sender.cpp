@@ -18,6 +18,9 @@ constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
 // for it at most this long. A notifier that could not warm up connects at its first round, by
 // command_timeout.
 constexpr auto kWarmUpTimeout = std::chrono::milliseconds(1000);
+// The notifier's rounds never spin (docs/semantics.md#spin-wait): they run beside the store's
+// calls, whose waits the one spinning thread of the process is for.
+constexpr auto kNoSpin = std::chrono::microseconds(0);
 
 }  // namespace
 
@@ -123,7 +126,7 @@ void WakeSender::warm_up() {
   // commit), but prepares the statement and compiles the functions it calls: about 10 ms the
   // first real round would otherwise take.
   const std::vector<std::string> none{"a2 notifier warm-up"};
-  pool_->run_on(*conn_, "notify", deadline, [&](Executor& x) {
+  pool_->run_on(*conn_, "notify", deadline, kNoSpin, [&](Executor& x) {
     x.exec_command("BEGIN");
     try {
       x.exec(a2::detail::sql::kSendWakes, calls::text_array(none), calls::text_array(none));
@@ -147,7 +150,7 @@ bool WakeSender::send(const Batch& batch) {
   try {
     connect(std::chrono::steady_clock::now() + settings.command_timeout);
     pool_->run_on(*conn_, "notify", std::chrono::steady_clock::now() + settings.command_timeout,
-                  [&](Executor& x) {
+                  kNoSpin, [&](Executor& x) {
                     return x.exec(a2::detail::sql::kSendWakes, calls::text_array(feeds),
                                   calls::text_array(work));
                   });

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "a2/observe.hpp"
+#include "common/spin_wait.hpp"
 
 namespace a2::redis::detail {
 namespace {
@@ -190,7 +191,9 @@ Endpoint parse_url(const std::string& url) {
 // ── Connection ─────────────────────────────────────────────────────────────────────────────
 
 Connection::Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
-                       std::chrono::milliseconds command_timeout) {
+                       std::chrono::milliseconds command_timeout,
+                       std::chrono::microseconds spin_wait)
+    : spin_wait_(spin_wait) {
   const std::string where = endpoint.unix_path.empty()
                                 ? endpoint.host + ":" + std::to_string(endpoint.port)
                                 : endpoint.unix_path;
@@ -352,6 +355,8 @@ Reply Connection::read_one(std::string_view op) {
     if (raw) return adopt(raw);
     bound_wait(op, true);
     if (!in_) in_ = std::make_unique<char[]>(kReadChunk);
+    // A call's wait (the connection's own AUTH/SELECT have no deadline) may poll first.
+    if (deadline_) a2::detail::spin_until_readable(context_->fd, spin_wait_, *deadline_);
     const ssize_t n = ::recv(context_->fd, in_.get(), kReadChunk, 0);
     if (n > 0) {
       if (redisReaderFeed(context_->reader, in_.get(), static_cast<std::size_t>(n)) != REDIS_OK)

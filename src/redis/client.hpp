@@ -76,8 +76,11 @@ class Resp {
 // failure marks it broken; a broken connection is never reused.
 class Connection {
  public:
+  // `spin_wait`: how long a wait for a reply of a call (with a deadline) polls the socket before
+  // it sleeps (common/spin_wait.hpp); 0: never.
   Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
-             std::chrono::milliseconds command_timeout);
+             std::chrono::milliseconds command_timeout,
+             std::chrono::microseconds spin_wait = std::chrono::microseconds(0));
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -160,6 +163,7 @@ class Connection {
   bool timed_out_ = false;  // The deadline passed: fail() says so.
   std::optional<a2::detail::SteadyTime> deadline_;
   std::chrono::microseconds socket_timeout_{0};  // SO_RCVTIMEO = SO_SNDTIMEO now.
+  std::chrono::microseconds spin_wait_{0};
   std::string out_;                              // The request being built and sent.
   std::unique_ptr<char[]> in_;                   // Read buffer (kReadChunk), made on first use.
 };

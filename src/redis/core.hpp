@@ -71,12 +71,13 @@ struct Core {
   // Opens a connection by a deadline: connecting and its AUTH/SELECT count against it too.
   static Pool::Connect connector(Endpoint endpoint, const Options& o) {
     return [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
-            command_timeout = o.command_timeout](a2::detail::SteadyTime deadline) {
+            command_timeout = o.command_timeout,
+            spin_wait = o.spin_wait](a2::detail::SteadyTime deadline) {
       auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
                                deadline - std::chrono::steady_clock::now()),
                            std::chrono::milliseconds(1));
       return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
-                                          std::min(command_timeout, left));
+                                          std::min(command_timeout, left), spin_wait);
     };
   }
 

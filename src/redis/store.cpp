@@ -4,6 +4,7 @@
 #include "redis/store.hpp"
 
 #include "a2/detail/validate.hpp"
+#include "common/spin_wait.hpp"
 #include "redis/feed.hpp"
 
 namespace a2::redis {
@@ -11,7 +12,9 @@ namespace detail {
 
 RedisStore::RedisStore(std::shared_ptr<Core> core)
     : Store(core->options.clock, core->options.ids, "redis", core->options.observe),
-      core_(std::move(core)) {}
+      core_(std::move(core)) {
+  if (core_->options.spin_wait.count() > 0) count_calls_for_spin_wait();
+}
 
 RedisStore::~RedisStore() {
   core_->closed.store(true);  // Feeds outliving the store stop too.
@@ -65,6 +68,8 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 redis open: feed_safety_poll must be positive");
   if (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0)
     throw InvalidArgument("a2 redis open: pool_acquire_timeout must be positive");
+  if (options.spin_wait.count() < 0 || options.spin_wait > a2::detail::kMaxSpinWait)
+    throw InvalidArgument("a2 redis open: spin_wait must be between 0 and 10 ms");
   auto core = std::make_shared<detail::Core>(std::move(endpoint), options);
   {
     auto lease = core->acquire("open");
