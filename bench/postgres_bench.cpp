@@ -6,8 +6,8 @@
 //
 // --only runs only the named sections (comma-separated): operations (the operation and growth
 // tables), cycle (only the claim + complete blocks at 1 and 16 threads, when operations is not
-// run), find_work, statements, ceiling, groups, wake, large_claim, history. The targets table shows the
-// rows whose inputs were measured.
+// run), find_work, statements, ceiling, groups, wake, large_claim, spin (the store option
+// spin_wait), history. The targets table shows the rows whose inputs were measured.
 //
 // Without --connection it starts its own scratch cluster (initdb + postgres on a free port,
 // socket in a temp dir, as user a2test when run as root) with pg_stat_statements loaded.
@@ -44,6 +44,7 @@
 #include "bench_common.hpp"
 #include "postgres/connection_pool.hpp"
 #include "servers/postgres_server.hpp"
+#include "spin_section.hpp"
 #include "workloads.hpp"
 
 // ---- Client round trips, counted where they happen. ----
@@ -264,6 +265,73 @@ class GrowthFloorCalls {
   std::unique_ptr<pqxx::connection> conn_;
 };
 
+// A libpq connection set up as the store sets up its own (search_path, the wake and planner
+// settings, the allocator warm-up: postgres/connection_pool.cpp) with a2's statement for an
+// append of one event (sql/append_one.sql, with its result columns) prepared and called once (a
+// new backend compiles the plpgsql functions at their first call, which the store's pooled
+// connections did long before): the floor clients' connection, calling a2's statement as a
+// library's callers call the store but with no library.
+class AppendOneConnection {
+ public:
+  AppendOneConnection(const std::string& connection, const std::string& schema,
+                      const std::string& warm_session, const std::string& warm_id)
+      : c_(PQconnectdb(connection.c_str())) {
+    if (PQstatus(c_) != CONNECTION_OK) {
+      const std::string why = PQerrorMessage(c_);
+      PQfinish(c_);
+      throw std::runtime_error("floor client: " + why);
+    }
+    const std::string search_path = "set search_path to \"" + schema + "\"";
+    const std::string planner = a2::postgres::detail::planner_settings_sql();
+    const std::string wake =
+        a2::postgres::detail::settings_sql(a2::postgres::detail::kWakeSettings);
+    const std::string warm_up(a2::postgres::detail::kAllocatorWarmUp);
+    for (const char* setup : {search_path.c_str(), wake.c_str(), planner.c_str(), warm_up.c_str()})
+      PQclear(PQexec(c_, setup));
+    PQclear(PQprepare(c_, "floor_append_one", text().c_str(), 0, nullptr));
+    const char* values[] = {warm_session.c_str(), "1700000000000", warm_id.c_str(), "bench.event",
+                            "{}"};
+    PQclear(PQexecPrepared(c_, "floor_append_one", 5, values, nullptr, nullptr, 0));
+  }
+  ~AppendOneConnection() { PQfinish(c_); }
+  AppendOneConnection(const AppendOneConnection&) = delete;
+  AppendOneConnection& operator=(const AppendOneConnection&) = delete;
+
+  // One append of event `id` to `session` (created at a fixed time); with `spin`, the reply is
+  // first polled for as the store's spin_wait does (common/spin_wait.hpp), else awaited asleep.
+  void append(const std::string& session, const std::string& id,
+              std::chrono::microseconds spin = std::chrono::microseconds(0)) {
+    const char* values[] = {session.c_str(), "1700000000000", id.c_str(), "bench.event",
+                            "{\"n\": 1, \"text\": \"benchmark event\"}"};
+    PGresult* r = nullptr;
+    if (spin.count() == 0) {
+      r = PQexecPrepared(c_, "floor_append_one", 5, values, nullptr, nullptr, 0);
+    } else {
+      if (PQsendQueryPrepared(c_, "floor_append_one", 5, values, nullptr, nullptr, 0) == 0)
+        throw std::runtime_error("floor client: the send failed");
+      a2::detail::spin_until_readable(PQsocket(c_), spin,
+                                      std::chrono::steady_clock::now() + std::chrono::seconds(5));
+      r = PQgetResult(c_);
+      for (PGresult* more; (more = PQgetResult(c_)) != nullptr;) PQclear(more);
+    }
+    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    PQclear(r);
+    if (!ok) throw std::runtime_error("floor client: the append failed");
+  }
+
+ private:
+  static const std::string& text() {
+    static const std::string t = [] {
+      std::ifstream file(std::string(A2_BENCH_SQL_DIR) + "/append_one.sql");
+      std::stringstream content;
+      content << file.rdbuf();
+      return content.str();
+    }();
+    return t;
+  }
+  PGconn* c_;
+};
+
 // The sections --only selects (all when empty).
 struct Sections {
   std::vector<std::string> names;
@@ -272,8 +340,8 @@ struct Sections {
   }
   static Sections parse(const std::string& list) {
     static const std::vector<std::string> known = {
-        "operations", "cycle", "find_work", "statements", "ceiling", "groups", "wake",
-        "large_claim", "history"};
+        "operations", "cycle", "find_work",   "statements", "ceiling",
+        "groups",     "wake",  "large_claim", "spin",       "history"};
     Sections out;
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -283,7 +351,7 @@ struct Sections {
       if (std::find(known.begin(), known.end(), name) == known.end())
         throw std::runtime_error("--only: unknown section '" + name +
                                  "' (operations, cycle, find_work, statements, ceiling, groups, "
-                                 "wake, large_claim, history)");
+                                 "wake, large_claim, spin, history)");
       out.names.push_back(name);
       start = end + 1;
     }
@@ -855,57 +923,23 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     // session. No validation, JSON, pool or
     // notifier: what any client of this statement that waits for each reply on its own thread
     // reaches on this machine.
-    std::string append_one_text;
-    {
-      std::ifstream file(std::string(A2_BENCH_SQL_DIR) + "/append_one.sql");
-      std::stringstream text;
-      text << file.rdbuf();
-      append_one_text = text.str();
-    }
     int threaded_runs = 0;  // Each run's sessions are its own (a repeated id would be a replay).
     auto threaded = [&](int threads, a2::bench::Budget budget) {
       ++threaded_runs;
-      std::vector<PGconn*> conns;
+      std::vector<std::unique_ptr<AppendOneConnection>> conns;
       for (int t = 0; t < threads; ++t) {
-        PGconn* c = PQconnectdb(connection.c_str());
-        conns.push_back(c);
-        if (PQstatus(c) != CONNECTION_OK)
-          throw std::runtime_error(std::string("threaded floor: ") + PQerrorMessage(c));
-        // The store's connection settings (postgres/connection_pool.cpp).
-        const std::string search_path = "set search_path to \"" + schema + "\"";
-        const std::string planner = a2::postgres::detail::planner_settings_sql();
-        const std::string wake = a2::postgres::detail::settings_sql(
-            a2::postgres::detail::kWakeSettings);
-        const std::string warm_up(a2::postgres::detail::kAllocatorWarmUp);
-        for (const char* setup :
-             {search_path.c_str(), wake.c_str(), planner.c_str(), warm_up.c_str()})
-          PQclear(PQexec(c, setup));
-        PQclear(PQprepare(c, "floor_append_one", append_one_text.c_str(), 0, nullptr));
-        // One call first: a new backend compiles the plpgsql functions at their first call
-        // (milliseconds), which the store's pooled connections did long before.
         const std::string warm = "a2bench-fn-threads-warm-" + std::to_string(t);
-        const std::string warm_id =
-            warm + "-" + std::to_string(threads) + "-" + std::to_string(threaded_runs);
-        const char* values[] = {warm.c_str(), "1700000000000", warm_id.c_str(), "bench.event",
-                                "{}"};
-        PQclear(PQexecPrepared(c, "floor_append_one", 5, values, nullptr, nullptr, 0));
+        conns.push_back(std::make_unique<AppendOneConnection>(
+            connection, schema, warm,
+            warm + "-" + std::to_string(threads) + "-" + std::to_string(threaded_runs)));
       }
-      const std::string now = "1700000000000";
       a2::TimeOrderedIdSource ids;  // The store's default ids (a2/clock.hpp).
-      a2::bench::Block block = meter.measure(threads, budget, [&](int t, std::int64_t) {
-        const std::string s = "a2bench-fn-threads-" + std::to_string(threaded_runs) + "-" +
-                              std::to_string(threads) + "-" + std::to_string(t);
-        const std::string id = ids.next_id();  // As the store draws them.
-        const char* values[] = {s.c_str(), now.c_str(), id.c_str(), "bench.event",
-                                "{\"n\": 1, \"text\": \"benchmark event\"}"};
-        PGresult* r = PQexecPrepared(conns[static_cast<std::size_t>(t)], "floor_append_one", 5,
-                                     values, nullptr, nullptr, 0);
-        const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-        PQclear(r);
-        if (!ok) throw std::runtime_error("threaded floor: the append failed");
+      return meter.measure(threads, budget, [&](int t, std::int64_t) {
+        conns[static_cast<std::size_t>(t)]->append(
+            "a2bench-fn-threads-" + std::to_string(threaded_runs) + "-" + std::to_string(threads) +
+                "-" + std::to_string(t),
+            ids.next_id());  // As the store draws them.
       });
-      for (PGconn* c : conns) PQfinish(c);
-      return block;
     };
     auto per_statement = [](const a2::bench::Counters& d) {
       return get(d, "statements") > 0 ? get(d, "exec_ms") / get(d, "statements") : 0.0;
@@ -1223,6 +1257,69 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   // 1 at 1 and 16 threads, each thread on a session of its own.
   std::optional<double> history_ratio16;  // ops/s, time-ordered ids on the history vs fresh
   std::optional<double> history_ratio1;
+  // ---- The spin wait (store option spin_wait). ----
+  if (sections.has("spin")) {
+    note("spin wait");
+    auto open_spin = [&](std::chrono::microseconds spin) {
+      a2::postgres::Options o;
+      o.connection = connection;
+      o.schema = schema;
+      o.pool_size = kPool;
+      o.statement_timeout = std::chrono::milliseconds(60000);
+      o.append_groups = kWriteGroups;
+      o.work_groups = kWriteGroups;
+      o.spin_wait = spin;
+      return a2::postgres::open(o);
+    };
+    auto plain = open_spin(std::chrono::microseconds(0));
+    auto spun = open_spin(a2::bench::kBenchSpinWait);
+    int store_tag = 0;
+    for (auto* s : {plain.get(), spun.get()}) {
+      const std::string tag = "spin" + std::to_string(store_tag++) + "-";
+      a2::bench::seed_cycle(*s, tag + "cycle");
+      // Every pooled connection prepares its statements before the blocks.
+      (void)meter.measure(
+          16, a2::bench::Budget{args.ms(300), INT64_MAX}, [&](int t, std::int64_t i) {
+            (void)s->append(tag + "warm-" + std::to_string(t), a2::bench::events(1, i, false));
+          });
+      a2::bench::cycle(*s, tag + "cycle", "warm", 0);
+    }
+    // a2's statement from one thread on a libpq connection of its own, its reply awaited asleep
+    // or after polling as the store does.
+    AppendOneConnection floor_client(connection, schema, "a2bench-spin-floor-warm",
+                                     "a2bench-spin-floor-warm-1");
+    a2::TimeOrderedIdSource ids;
+    auto append_on = [](a2::Store& s, const std::string& session) {
+      return [&s, session](int t, std::int64_t i) {
+        (void)s.append(session + std::to_string(t), a2::bench::events(1, i, false));
+      };
+    };
+    auto cycle_on = [](a2::Store& s, const std::string& session) {
+      return [&s, session](int, std::int64_t i) { a2::bench::cycle(s, session, "w", i); };
+    };
+    a2::bench::run_spin_section(
+        meter,
+        {.append_plain = append_on(*plain, "spin0-append-"),
+         .append_spun = append_on(*spun, "spin1-append-"),
+         .floor_asleep =
+             [&](int, std::int64_t) { floor_client.append("a2bench-spin-floor", ids.next_id()); },
+         .floor_spinning =
+             [&](int, std::int64_t) {
+               floor_client.append("a2bench-spin-floor", ids.next_id(), a2::bench::kBenchSpinWait);
+             },
+         .cycle_plain = cycle_on(*plain, "spin0-cycle"),
+         .cycle_spun = cycle_on(*spun, "spin1-cycle"),
+         .floor_asleep_client = "a2's statement, blocking libpq connection, asleep",
+         .floor_spinning_client = "a2's statement, blocking libpq connection, spinning first",
+         .floor_workload = "append 1 event"},
+        "a2's statement for an append of one event (sql/append_one.sql) from one thread on a "
+        "libpq connection set up as the store's (`PQexecPrepared`), each store as the suite's "
+        "(append_groups and work_groups 1)",
+        3, a2::bench::Budget{args.ms(1000), INT64_MAX});
+    plain->close();
+    spun->close();
+  }
+
   if (sections.has("history")) {
     constexpr std::int64_t kHistoryEvents = 2000000;
     constexpr std::int64_t kHistoryPerSession = 1000;

@@ -7,11 +7,11 @@
 // Sections (all by default): suite (operations and growth), ceiling (redis-benchmark ceiling and
 // layout floor), commands (server time by command), discovery (work discovery growth), claim5k
 // (one claim of 5,000 ready events), writes (16 threads' writes with and without the write
-// connections, and the callers' own round trips), listpack (small sessions' metadata hashes as
-// listpacks and as hash tables; it changes a server setting, so only without --url), history
-// (appends on servers holding 1.5M and 2.1M events against an empty one; servers of its own, so
-// only without --url). The script-text check always runs; the targets table shows the rows of the
-// sections that ran.
+// connections, and the callers' own round trips), spin (the store option spin_wait), listpack
+// (small sessions' metadata hashes as listpacks and as hash tables; it changes a server setting, so
+// only without --url), history (appends on servers holding 1.5M and 2.1M events against an empty
+// one; servers of its own, so only without --url). The script-text check always runs; the targets
+// table shows the rows of the sections that ran.
 //
 // Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence).
 // Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
@@ -44,6 +44,7 @@
 #include "bench_common.hpp"
 #include "redis_admin.hpp"
 #include "servers/redis_server.hpp"
+#include "spin_section.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -1281,6 +1282,95 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     for (auto& v : variants) v.store->close();
   }
 
+  // ---- The spin wait (store option spin_wait). ----
+  if (on("spin")) {
+    note("spin wait");
+    auto plain = open_prefix(prefix + "-spin0");
+    auto spin_options = options_for(prefix + "-spin");
+    spin_options.spin_wait = a2::bench::kBenchSpinWait;
+    auto spun = a2::redis::open(spin_options);
+    for (auto* s : {plain.get(), spun.get()}) {
+      a2::bench::seed_cycle(*s, "cycle-0");
+      a2::bench::cycle(*s, "cycle-0", "warm", 0);  // Scripts loaded, connections open.
+      (void)s->append("warm", a2::bench::events(1, 0, false));
+    }
+    // The append's layout floor script from one thread on a blocking hiredis connection, a fresh
+    // id per call, its reply awaited asleep (redisCommandArgv) or after polling as the library
+    // does (spin_until_readable, then the blocking read).
+    const std::string floor_sha = admin.command({"SCRIPT", "LOAD", kAppendFloorScript});
+    store_floor_split(admin, "bench-sfloor:");
+    redisContext* raw = redisConnect(endpoint.host.c_str(), endpoint.port);
+    if (raw == nullptr || raw->err) throw std::runtime_error("spin floor: cannot connect");
+    if (!endpoint.password.empty())
+      freeReplyObject(
+          redisCommand(raw, "AUTH %b", endpoint.password.data(), endpoint.password.size()));
+    auto floor_call = [&](std::int64_t i, bool spin) {
+      const std::string n = std::to_string((static_cast<std::uint64_t>(i) * 2654435761u) ^
+                                           static_cast<std::uint64_t>(::getpid()));
+      const std::string id_key = "bench-sfloor:ids:" + n;
+      const char* argv[] = {"EVALSHA",
+                            floor_sha.c_str(),
+                            "8",
+                            "bench-sfloor:count",
+                            "bench-sfloor:meta-split",
+                            "bench-sfloor:clear",
+                            id_key.c_str(),
+                            "bench-sfloor:log",
+                            "bench-sfloor:pending",
+                            "bench-sfloor:ready",
+                            "bench-sfloor:work",
+                            n.c_str(),
+                            "bench-sfloor"};
+      std::size_t lens[std::size(argv)];
+      for (std::size_t k = 0; k < std::size(argv); ++k) lens[k] = std::strlen(argv[k]);
+      void* reply = nullptr;
+      if (spin) {
+        redisAppendCommandArgv(raw, static_cast<int>(std::size(argv)), argv, lens);
+        for (int done = 0; done == 0;)
+          if (redisBufferWrite(raw, &done) != REDIS_OK)
+            throw std::runtime_error("spin floor: write failed");
+        a2::detail::spin_until_readable(raw->fd, a2::bench::kBenchSpinWait,
+                                        std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        if (redisGetReply(raw, &reply) != REDIS_OK) reply = nullptr;
+      } else {
+        reply = redisCommandArgv(raw, static_cast<int>(std::size(argv)), argv, lens);
+      }
+      auto* r = static_cast<redisReply*>(reply);
+      const bool ok = r != nullptr && r->type != REDIS_REPLY_ERROR;
+      if (r != nullptr) freeReplyObject(r);
+      if (!ok) throw std::runtime_error("spin floor: EVALSHA failed");
+    };
+    auto append_on = [](a2::Store& s, const std::string& session) {
+      return [&s, session](int t, std::int64_t i) {
+        (void)s.append(session + std::to_string(t), a2::bench::events(1, i, false));
+      };
+    };
+    auto cycle_on = [](a2::Store& s) {
+      return [&s](int, std::int64_t i) { a2::bench::cycle(s, "cycle-0", "w", i); };
+    };
+    a2::bench::run_spin_section(
+        meter,
+        {.append_plain = append_on(*plain, "append-"),
+         .append_spun = append_on(*spun, "append-"),
+         .floor_asleep = [&](int, std::int64_t i) { floor_call(i, false); },
+         .floor_spinning = [&](int, std::int64_t i) { floor_call(i, true); },
+         .cycle_plain = cycle_on(*plain),
+         .cycle_spun = cycle_on(*spun),
+         .floor_asleep_client = "layout floor script, blocking hiredis connection, asleep",
+         .floor_spinning_client =
+             "layout floor script, blocking hiredis connection, spinning first",
+         .floor_workload = "append floor"},
+        "the append's layout floor script (Layout floor) from one thread on a blocking hiredis "
+        "connection",
+        3, a2::bench::Budget{args.ms(1000), INT64_MAX});
+    redisFree(raw);
+    for (const char* k : {"count", "meta-split", "log", "pending", "ready", "work"})
+      admin.command({"DEL", std::string("bench-sfloor:") + k});
+    admin.delete_matching("bench-sfloor:ids:*");
+    plain->close();
+    spun->close();
+  }
+
   // ---- Appends against a history of millions of events. ----
   // Servers of their own, alike but for the history: one empty, one holding 1.5M settled events
   // (its keyspace's table between two doublings), one holding 2.1M (just past 2^21 keys: the
@@ -1613,8 +1703,9 @@ int main(int argc, char** argv) {
       if (std::string(argv[i]) == "--only") {
         if (i + 1 >= argc) throw std::runtime_error("--only needs a value");
         std::stringstream list(argv[++i]);
-        const std::vector<std::string> sections{"suite",   "ceiling",  "commands", "discovery",
-                                                "claim5k", "listpack", "writes",   "history"};
+        const std::vector<std::string> sections{"suite",     "ceiling", "commands",
+                                                "discovery", "claim5k", "listpack",
+                                                "writes",    "spin",    "history"};
         for (std::string section; std::getline(list, section, ',');) {
           if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
             std::string known;
