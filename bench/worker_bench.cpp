@@ -7,7 +7,9 @@
 // synchronous_commit on. Prints markdown.
 //
 //   a2_worker_bench [--backend redis|postgres|both] [--jobs N] [--latency-n N]
-//                   [--only drain|latency] [--redis-url URL]
+//                   [--only drain|latency] [--redis-url URL] [--spin-wait MICROSECONDS]
+//
+// --spin-wait sets the stores' spin_wait (docs/semantics.md#spin-wait; default 0, as users run).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,6 +42,7 @@ struct Settings {
   std::string backend = "both";
   std::string only{};
   std::string redis_url{};  // --redis-url: a server of the caller's instead of a private one.
+  std::chrono::microseconds spin_wait{0};  // --spin-wait: the stores' spin_wait.
   int jobs = 20000;
   int latency_n = 2000;
 };
@@ -225,10 +228,14 @@ int main(int argc, char** argv) {
         s.only = value();
       else if (arg == "--redis-url")
         s.redis_url = value();
+      else if (arg == "--spin-wait")
+        s.spin_wait = std::chrono::microseconds(std::stoll(value()));
       else
         throw std::runtime_error("unknown argument " + arg);
     }
     std::cout << "## Worker (a2::Worker)\n\n";
+    if (s.spin_wait.count() > 0)
+      std::cout << "Stores with spin_wait = " << s.spin_wait.count() << " µs.\n\n";
     if (s.backend == "redis" || s.backend == "both") {
       std::unique_ptr<a2::test::RedisServer> server;
       std::string url = s.redis_url;
@@ -241,6 +248,7 @@ int main(int argc, char** argv) {
         a2::redis::Options o;
         o.url = url;
         o.key_prefix = name;
+        o.spin_wait = s.spin_wait;
         return a2::redis::open(o);
       };
       a2::bench::Admin admin(a2::bench::parse_url(url));
@@ -260,6 +268,7 @@ int main(int argc, char** argv) {
         a2::postgres::Options o;
         o.connection = server.connection();
         o.schema = name;
+        o.spin_wait = s.spin_wait;
         return a2::postgres::open(o);
       };
       run_backend("Postgres (fsync on, synchronous_commit on)", open, Probe{}, s);
