@@ -353,10 +353,11 @@ Reply Connection::read_one(std::string_view op) {
     void* raw = nullptr;
     if (redisGetReplyFromReader(context_, &raw) != REDIS_OK) fail(op, true);
     if (raw) return adopt(raw);
+    // A call's wait (the connection's own AUTH/SELECT have no deadline) may poll first; the
+    // socket timeout is bounded after it, by the time then left.
+    if (deadline_) a2::detail::spin_until_readable(context_->fd, spin_wait_, *deadline_);
     bound_wait(op, true);
     if (!in_) in_ = std::make_unique<char[]>(kReadChunk);
-    // A call's wait (the connection's own AUTH/SELECT have no deadline) may poll first.
-    if (deadline_) a2::detail::spin_until_readable(context_->fd, spin_wait_, *deadline_);
     const ssize_t n = ::recv(context_->fd, in_.get(), kReadChunk, 0);
     if (n > 0) {
       if (redisReaderFeed(context_->reader, in_.get(), static_cast<std::size_t>(n)) != REDIS_OK)
