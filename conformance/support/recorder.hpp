@@ -20,6 +20,7 @@ struct SeenOperation {
   bool outcome_unknown = false;
   std::int64_t round_trips = 0;
   std::chrono::nanoseconds duration{};
+  std::int64_t spins = 0, spins_answered = 0;
 };
 struct SeenWork {
   WorkTransition transition;
@@ -37,7 +38,7 @@ class Recorder final : public Observer {
     std::lock_guard lock(mutex_);
     operations_.push_back({std::string(r.operation), std::string(r.backend), std::string(r.outcome),
                            std::string(r.session_id), r.error, r.outcome_unknown, r.round_trips,
-                           r.duration});
+                           r.duration, r.spins, r.spins_answered});
   }
   void on_work(const WorkRecord& r) noexcept override {
     std::lock_guard lock(mutex_);

@@ -69,11 +69,15 @@ class PausedServer {
 struct Cycle {
   std::vector<std::int64_t> indexes;  // Appended, claimed, the child, then every index read.
   std::vector<std::int64_t> round_trips;
+  std::vector<std::int64_t> spins;  // Each call's OperationRecord::spins.
 };
 
 inline Cycle run_cycle(Store& store, const Recorder& recorder, const std::string& session) {
   Cycle out;
-  auto trips = [&] { out.round_trips.push_back(recorder.operations().back().round_trips); };
+  auto trips = [&] {
+    out.round_trips.push_back(recorder.operations().back().round_trips);
+    out.spins.push_back(recorder.operations().back().spins);
+  };
   out.indexes.push_back(store.append(session, {ev()}).events.at(0).index);
   trips();
   const auto claim = store.claim_available({.session_id = session,
@@ -117,6 +121,9 @@ inline void calls_spin_and_answer_alike(const Backend& backend) {
   CHECK(with.indexes == without.indexes);
   CHECK(with.indexes == std::vector<std::int64_t>{1, 1, 2, 1, 2});
   CHECK(with.round_trips == without.round_trips);
+  // Each call's record counts its spins (docs/observe.md#O13); without the option none.
+  CHECK(without.spins == std::vector<std::int64_t>{0, 0, 0, 0});
+  for (const auto spins : with.spins) CHECK(spins >= 1);
   // Each of the four calls waited for at least one reply, and each wait spun (nothing else of
   // the process spins meanwhile); a reply of a server on this machine comes within 10 ms.
   CHECK(after.spins >= after_plain.spins + 4);

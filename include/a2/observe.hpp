@@ -30,6 +30,11 @@ struct OperationRecord {
   bool outcome_unknown;         // Unavailable with outcome_unknown (the write may have happened).
   std::int64_t round_trips;     // Network round trips the call made (0 on memory).
   std::string_view session_id;  // "" for operations of no one session.
+  // Waits for a reply that polled the socket first (the store option spin_wait,
+  // docs/semantics.md#spin-wait; 0 without it), and of those the ones whose reply came while
+  // polling (docs/observe.md#O13).
+  std::int64_t spins;
+  std::int64_t spins_answered;
 };
 
 enum class WorkTransition {
@@ -120,6 +125,10 @@ namespace detail {
 // Network round trips made by this thread: incremented at the one place each server backend
 // sends a request and waits for its answer; the Store reads it before and after an operation.
 inline thread_local std::int64_t t_round_trips = 0;
+// Waits for a reply that polled first, and those answered while polling, on this thread: counted
+// where a wait spins (src/common/spin_wait.hpp), read by the Store as t_round_trips is.
+inline thread_local std::int64_t t_spins = 0;
+inline thread_local std::int64_t t_spins_answered = 0;
 
 // The observer of the store operation running on this thread (set by the Store while it runs an
 // observed operation), so that code deep in a backend can log without plumbing. Null: nobody

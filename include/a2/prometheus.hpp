@@ -26,6 +26,7 @@ namespace a2::prometheus {
 //   a2_work_total{transition,backend}              counter
 //   a2_round_trips_total{op,backend}               counter
 //   a2_log_events_total{event,level,backend}       counter
+//   a2_spin_waits_total{op,backend,answered}       counter (stores with spin_wait only)
 // Set it as ObserveOptions::observer of one or more stores (several stores may share one
 // Exporter). Thread-safe. Keeps the registry alive.
 class Exporter final : public Observer {
@@ -48,6 +49,7 @@ class Exporter final : public Observer {
   ::prometheus::Family<::prometheus::Counter>& work_;
   ::prometheus::Family<::prometheus::Counter>& round_trips_;
   ::prometheus::Family<::prometheus::Counter>& logs_;
+  ::prometheus::Family<::prometheus::Counter>& spins_;
 };
 
 // Serves `registry` at http://<bind_address>/metrics ("127.0.0.1:9464"; port 0: a free one, see

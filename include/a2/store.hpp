@@ -649,6 +649,8 @@ class Store {
     const auto started_at = std::chrono::system_clock::now();
     const auto started = std::chrono::steady_clock::now();
     const std::int64_t trips = detail::t_round_trips;
+    const std::int64_t spins = detail::t_spins;
+    const std::int64_t answered = detail::t_spins_answered;
     struct Scope {  // Backends log through it (detail::log_event) while the operation runs.
       detail::ObserveScope outer = detail::t_observe_scope;
       ~Scope() { detail::t_observe_scope = outer; }
@@ -657,7 +659,8 @@ class Store {
     auto report = [&](std::string_view outcome, std::optional<ErrorCode> error, bool unknown) {
       const auto duration = std::chrono::steady_clock::now() - started;
       observer.on_operation({op, backend_, started_at, duration, outcome, error, unknown,
-                             detail::t_round_trips - trips, session});
+                             detail::t_round_trips - trips, session, detail::t_spins - spins,
+                             detail::t_spins_answered - answered});
       if (duration >= observe_.slow_operation)
         detail::log_event(
             LogLevel::warning, "slow_operation",

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "a2/detail/spin_calls.hpp"
+#include "a2/observe.hpp"
 #include "common/pool.hpp"
 
 namespace a2::detail {
@@ -66,6 +67,7 @@ inline bool spin_until_readable(int fd, std::chrono::microseconds budget, Steady
     return false;
   }
   spin_state::spins.fetch_add(1, std::memory_order_relaxed);
+  ++t_spins;  // a2/observe.hpp: the operation's record.
   const auto until = std::min(deadline, std::chrono::steady_clock::now() + budget);
   bool readable = false;
   for (;;) {
@@ -79,7 +81,10 @@ inline bool spin_until_readable(int fd, std::chrono::microseconds budget, Steady
     if (std::chrono::steady_clock::now() >= until || !alone()) break;
   }
   spin_state::spinning.store(false, std::memory_order_release);
-  if (readable) spin_state::answered.fetch_add(1, std::memory_order_relaxed);
+  if (readable) {
+    spin_state::answered.fetch_add(1, std::memory_order_relaxed);
+    ++t_spins_answered;
+  }
   return readable;
 }
 

@@ -52,7 +52,12 @@ Exporter::Exporter(std::shared_ptr<pm::Registry> registry)
                 .Name("a2_log_events_total")
                 .Help("a2 log events: reconnect, script_reload, slow_operation, "
                       "safety_poll_catch_up")
-                .Register(*registry_)) {}
+                .Register(*registry_)),
+      spins_(pm::BuildCounter()
+                 .Name("a2_spin_waits_total")
+                 .Help("Waits for a reply that polled first (spin_wait), by whether the reply "
+                       "came while polling")
+                 .Register(*registry_)) {}
 
 Exporter::~Exporter() = default;
 
@@ -67,6 +72,13 @@ void Exporter::on_operation(const OperationRecord& r) noexcept {
         .Observe(std::chrono::duration<double>(r.duration).count());
     auto& trips = round_trips_.Add({{"op", op}, {"backend", backend}});
     if (r.round_trips > 0) trips.Increment(static_cast<double>(r.round_trips));
+    // Only stores with spin_wait spin: the series appear once one does.
+    if (r.spins > 0) {
+      spins_.Add({{"op", op}, {"backend", backend}, {"answered", "yes"}})
+          .Increment(static_cast<double>(r.spins_answered));
+      spins_.Add({{"op", op}, {"backend", backend}, {"answered", "no"}})
+          .Increment(static_cast<double>(r.spins - r.spins_answered));
+    }
   } catch (...) {
   }
 }

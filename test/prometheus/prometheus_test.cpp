@@ -90,6 +90,37 @@ TEST_CASE("the exporter counts operations, durations, work, round trips and log 
       text, R"(a2_log_events_total{backend="memory",event="slow_operation",level="warning"} 5)"));
 }
 
+TEST_CASE("the exporter counts the spins of the stores with spin_wait, answered or not",
+          "[O8][O13]") {
+  Exported e;
+  e.work();  // Memory never spins: no series yet.
+  REQUIRE(text_of(*e.registry).find("a2_spin_waits_total{") == std::string::npos);
+  // The records a Redis store with spin_wait reports (its calls' waits polled first): two
+  // appends, four spins, three of them answered while polling; a read that did not spin.
+  const auto record = [](std::string_view op, std::int64_t spins, std::int64_t answered) {
+    return a2::OperationRecord{op,
+                               "redis",
+                               std::chrono::system_clock::now(),
+                               std::chrono::microseconds(50),
+                               "ok",
+                               std::nullopt,
+                               false,
+                               1,
+                               "s",
+                               spins,
+                               answered};
+  };
+  e.exporter->on_operation(record("append", 3, 2));
+  e.exporter->on_operation(record("append", 1, 1));
+  e.exporter->on_operation(record("read", 0, 0));
+  const std::string text = text_of(*e.registry);
+  INFO(text);
+  REQUIRE(has_line(text, R"(a2_spin_waits_total{answered="yes",backend="redis",op="append"} 3)"));
+  REQUIRE(has_line(text, R"(a2_spin_waits_total{answered="no",backend="redis",op="append"} 1)"));
+  REQUIRE(text.find(R"(a2_spin_waits_total{answered="yes",backend="redis",op="read"})") ==
+          std::string::npos);
+}
+
 TEST_CASE("the exposer serves the metrics page over HTTP", "[O8]") {
   Exported e;
   e.work();

@@ -249,7 +249,7 @@ class WorkerRuntime {
     const auto& e = n.event;
     observer_->on_operation({"job", store_.backend(), n.job->started_at,
                              SteadyClock::now() - n.job->started, to_string(e.kind), std::nullopt,
-                             false, 0, e.session_id});
+                             false, 0, e.session_id, 0, 0});
   }
 
   // Marks a held claim as lost: its handler's stop token is requested, its result dropped; a
