@@ -626,15 +626,12 @@ class Store {
  private:
   // Runs f(), the whole of a public operation (validation too), and reports it to the observer:
   // one OperationRecord, the WorkRecords of transitions_of(request, result), a slow_operation
-  // log event. Costless without an observer: one test of a pointer.
+  // log event. Costless without an observer: one test of a pointer, and one of a flag (a store
+  // with spin_wait counts its calls in flight: a2/detail/spin_calls.hpp).
   template <class F, class Q = detail::NoRequest>
   auto observed(std::string_view op, std::string_view session, F&& f, const Q& request = {})
       -> decltype(f()) {
-    if (spin_counted_) [[unlikely]] {
-      const detail::SpinCallScope in_flight;
-      if (!observe_.observer) return f();
-      return observed_call(op, session, f, request);
-    }
+    const detail::SpinCallScope in_flight(spin_counted_);
     if (!observe_.observer) [[likely]]
       return f();
     return observed_call(op, session, f, request);

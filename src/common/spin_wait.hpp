@@ -18,16 +18,24 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "a2/detail/spin_calls.hpp"
+#include "a2/errors.hpp"
 #include "a2/observe.hpp"
 #include "common/pool.hpp"
 
 namespace a2::detail {
 
-// The largest spin_wait a store accepts (open() checks it): longer than any round trip the
-// option is for.
+// The largest spin_wait a store accepts: longer than any round trip the option is for.
 inline constexpr std::chrono::microseconds kMaxSpinWait{10000};
+
+// A store's spin_wait, checked at open (`op` is "<backend> open"): 0 to kMaxSpinWait.
+inline void check_spin_wait(std::string_view op, std::chrono::microseconds spin_wait) {
+  if (spin_wait.count() < 0 || spin_wait > kMaxSpinWait)
+    throw InvalidArgument("a2 " + std::string(op) + ": spin_wait must be between 0 and 10 ms");
+}
 
 // The process's spin counters, for tests and the benchmark.
 struct SpinCounts {

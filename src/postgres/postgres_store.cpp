@@ -598,8 +598,7 @@ std::unique_ptr<Store> open(const Options& options) {
   if ((options.command_timeout && options.command_timeout->count() <= 0) ||
       (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0))
     throw InvalidArgument("a2 postgres open: command_timeout and pool_acquire_timeout must be > 0");
-  if (options.spin_wait.count() < 0 || options.spin_wait > a2::detail::kMaxSpinWait)
-    throw InvalidArgument("a2 postgres open: spin_wait must be between 0 and 10 ms");
+  a2::detail::check_spin_wait("postgres open", options.spin_wait);
   const auto command_timeout = options.command_timeout.value_or(
       std::chrono::milliseconds(options.statement_timeout.count() > 0
                                     ? options.statement_timeout.count() + kCommandTimeoutMargin

@@ -68,8 +68,7 @@ std::unique_ptr<Store> open(const Options& options) {
     throw InvalidArgument("a2 redis open: feed_safety_poll must be positive");
   if (options.pool_acquire_timeout && options.pool_acquire_timeout->count() <= 0)
     throw InvalidArgument("a2 redis open: pool_acquire_timeout must be positive");
-  if (options.spin_wait.count() < 0 || options.spin_wait > a2::detail::kMaxSpinWait)
-    throw InvalidArgument("a2 redis open: spin_wait must be between 0 and 10 ms");
+  a2::detail::check_spin_wait("redis open", options.spin_wait);
   auto core = std::make_shared<detail::Core>(std::move(endpoint), options);
   {
     auto lease = core->acquire("open");

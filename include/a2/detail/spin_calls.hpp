@@ -13,12 +13,22 @@ namespace a2::detail {
 
 inline std::atomic<int> g_spin_calls_in_flight{0};
 
-// Counts one call for its lifetime.
-struct SpinCallScope {
-  SpinCallScope() noexcept { g_spin_calls_in_flight.fetch_add(1, std::memory_order_relaxed); }
-  ~SpinCallScope() { g_spin_calls_in_flight.fetch_sub(1, std::memory_order_relaxed); }
+// Counts one call for its lifetime when `counted` (a store with spin_wait); else nothing.
+class SpinCallScope {
+ public:
+  explicit SpinCallScope(bool counted) noexcept : counted_(counted) {
+    if (counted_) [[unlikely]]
+      g_spin_calls_in_flight.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~SpinCallScope() {
+    if (counted_) [[unlikely]]
+      g_spin_calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  }
   SpinCallScope(const SpinCallScope&) = delete;
   SpinCallScope& operator=(const SpinCallScope&) = delete;
+
+ private:
+  bool counted_;
 };
 
 inline int spin_calls_in_flight() noexcept {
