@@ -521,15 +521,19 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   constexpr std::size_t kWriteGroups = 1;
   // On a server of the caller's, a schema of our own, dropped at the end.
   std::string schema = server ? "bench" : "a2bench_" + std::to_string(::getpid());
-  auto store = a2::postgres::open({.connection = connection,
-                                   .schema = schema,
-                                   .pool_size = kPool,
-                                   .statement_timeout = std::chrono::milliseconds(60000),
-                                   .clock = nullptr,
-                                   .ids = nullptr,
-                                   .feed_safety_poll = std::chrono::milliseconds(1000),
-                                   .append_groups = kWriteGroups,
-                                   .work_groups = kWriteGroups});
+  // The suite store's options; the sections' other stores start from them.
+  auto suite_options = [&] {
+    return a2::postgres::Options{.connection = connection,
+                                 .schema = schema,
+                                 .pool_size = kPool,
+                                 .statement_timeout = std::chrono::milliseconds(60000),
+                                 .clock = nullptr,
+                                 .ids = nullptr,
+                                 .feed_safety_poll = std::chrono::milliseconds(1000),
+                                 .append_groups = kWriteGroups,
+                                 .work_groups = kWriteGroups};
+  };
+  auto store = a2::postgres::open(suite_options());
   a2::bench::Meter meter([&] { return snapshot(admin, have_statements); });
 
   // Warm-up: every operation runs on every pooled connection (16 threads at once hold all 16),
@@ -1160,11 +1164,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
              {default_pool, 0},
              {2, 0}}) {
       Variant v{pool, groups, std::make_shared<a2::bench::RoundTripCounter>(), nullptr, {}, {}};
-      a2::postgres::Options o;
-      o.connection = connection;
-      o.schema = schema;
+      a2::postgres::Options o = suite_options();
       o.pool_size = pool;
-      o.statement_timeout = std::chrono::milliseconds(60000);
       o.append_groups = groups;
       o.work_groups = groups;
       o.observe.observer = v.counter;
@@ -1261,13 +1262,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   if (sections.has("spin")) {
     note("spin wait");
     auto open_spin = [&](std::chrono::microseconds spin) {
-      a2::postgres::Options o;
-      o.connection = connection;
-      o.schema = schema;
-      o.pool_size = kPool;
-      o.statement_timeout = std::chrono::milliseconds(60000);
-      o.append_groups = kWriteGroups;
-      o.work_groups = kWriteGroups;
+      a2::postgres::Options o = suite_options();
       o.spin_wait = spin;
       return a2::postgres::open(o);
     };
@@ -1334,13 +1329,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     };
     auto open_variant = [&](const std::string& in_schema,
                             std::shared_ptr<a2::IdSource> ids) -> std::unique_ptr<a2::Store> {
-      a2::postgres::Options o;
-      o.connection = connection;
+      a2::postgres::Options o = suite_options();
       o.schema = in_schema;
-      o.pool_size = kPool;
-      o.statement_timeout = std::chrono::milliseconds(60000);
-      o.append_groups = kWriteGroups;
-      o.work_groups = kWriteGroups;
       if (ids) o.ids = std::move(ids);
       return a2::postgres::open(o);
     };
