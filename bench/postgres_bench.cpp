@@ -300,16 +300,16 @@ class AppendOneConnection {
   // One append of event `id` to `session` (created at a fixed time); with `spin`, the reply is
   // first polled for as the store's spin_wait does (common/spin_wait.hpp), else awaited asleep.
   void append(const std::string& session, const std::string& id,
-              std::chrono::microseconds spin = std::chrono::microseconds(0)) {
+              a2::detail::SpinPacer* spin = nullptr) {
     const char* values[] = {session.c_str(), "1700000000000", id.c_str(), "bench.event",
                             "{\"n\": 1, \"text\": \"benchmark event\"}"};
     PGresult* r = nullptr;
-    if (spin.count() == 0) {
+    if (spin == nullptr) {
       r = PQexecPrepared(c_, "floor_append_one", 5, values, nullptr, nullptr, 0);
     } else {
       if (PQsendQueryPrepared(c_, "floor_append_one", 5, values, nullptr, nullptr, 0) == 0)
         throw std::runtime_error("floor client: the send failed");
-      a2::detail::spin_until_readable(PQsocket(c_), spin,
+      a2::detail::spin_until_readable(PQsocket(c_), *spin,
                                       std::chrono::steady_clock::now() + std::chrono::seconds(5));
       r = PQgetResult(c_);
       for (PGresult* more; (more = PQgetResult(c_)) != nullptr;) PQclear(more);
@@ -1284,6 +1284,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     AppendOneConnection floor_client(connection, schema, "a2bench-spin-floor-warm",
                                      "a2bench-spin-floor-warm-1");
     a2::TimeOrderedIdSource ids;
+    a2::detail::SpinPacer floor_pacer(a2::bench::kBenchSpinWait);  // Paced as a store's spins are.
     auto append_on = [](a2::Store& s, const std::string& session) {
       return [&s, session](int t, std::int64_t i) {
         (void)s.append(session + std::to_string(t), a2::bench::events(1, i, false));
@@ -1300,7 +1301,7 @@ int run(const a2::bench::Args& args, const Sections& sections) {
              [&](int, std::int64_t) { floor_client.append("a2bench-spin-floor", ids.next_id()); },
          .floor_spinning =
              [&](int, std::int64_t) {
-               floor_client.append("a2bench-spin-floor", ids.next_id(), a2::bench::kBenchSpinWait);
+               floor_client.append("a2bench-spin-floor", ids.next_id(), &floor_pacer);
              },
          .cycle_plain = cycle_on(*plain, "spin0-cycle"),
          .cycle_spun = cycle_on(*spun, "spin1-cycle"),

@@ -1304,6 +1304,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     if (!endpoint.password.empty())
       freeReplyObject(
           redisCommand(raw, "AUTH %b", endpoint.password.data(), endpoint.password.size()));
+    // Paced as a store's spins are.
+    a2::detail::SpinPacer floor_pacer(a2::bench::kBenchSpinWait);
     auto floor_call = [&](std::int64_t i, bool spin) {
       const std::string n = std::to_string((static_cast<std::uint64_t>(i) * 2654435761u) ^
                                            static_cast<std::uint64_t>(::getpid()));
@@ -1329,7 +1331,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         for (int done = 0; done == 0;)
           if (redisBufferWrite(raw, &done) != REDIS_OK)
             throw std::runtime_error("spin floor: write failed");
-        a2::detail::spin_until_readable(raw->fd, a2::bench::kBenchSpinWait,
+        a2::detail::spin_until_readable(raw->fd, floor_pacer,
                                         std::chrono::steady_clock::now() + std::chrono::seconds(5));
         if (redisGetReply(raw, &reply) != REDIS_OK) reply = nullptr;
       } else {

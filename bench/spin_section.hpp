@@ -48,6 +48,7 @@ inline void run_spin_rounds(Meter& meter, std::vector<SpinContender>& contenders
       c.spun.spins += after.spins - before.spins;
       c.spun.answered += after.answered - before.answered;
       c.spun.declined += after.declined - before.declined;
+      c.spun.paused += after.paused - before.paused;
     }
 }
 
@@ -104,12 +105,15 @@ inline void run_spin_section(Meter& meter, const SpinSectionOps& ops, const std:
                "with the library's function, src/common/spin_wait.hpp). Spins/op: waits that "
                "spun per operation; answered while spinning: of those, the share whose reply "
                "came before the spin's end; declined/op: waits that did not spin because "
-               "another call was in flight or another thread of the process was spinning. "
+               "another call was in flight or another thread of the process was spinning; "
+               "paused/op: waits that did not spin because their store's spins were paused (8 "
+               "spins in a row had run out without a reply: then none for 1 s; the floor "
+               "client is paced alike). "
                "Machine columns as in Operations: a spinning thread keeps a core busy while it "
                "polls, which the machine CPU per operation shows.\n\n";
   Table table({"client", "workload", "threads", "ops/s", "p50 µs", "p99 µs", "spins/op",
-               "answered while spinning", "declined/op", "machine cores busy", "machine CPU µs/op",
-               "ops/s vs"});
+               "answered while spinning", "declined/op", "paused/op", "machine cores busy",
+               "machine CPU µs/op", "ops/s vs"});
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& c = rows[i];
     auto m = c.block.m;
@@ -126,7 +130,8 @@ inline void run_spin_section(Meter& meter, const SpinSectionOps& ops, const std:
          c.spun.spins > 0
              ? percent(static_cast<double>(c.spun.answered), static_cast<double>(c.spun.spins))
              : "-",
-         fmt(n > 0 ? static_cast<double>(c.spun.declined) / n : 0, 2), fmt(c.block.cores_busy(), 2),
+         fmt(n > 0 ? static_cast<double>(c.spun.declined) / n : 0, 2),
+         fmt(n > 0 ? static_cast<double>(c.spun.paused) / n : 0, 2), fmt(c.block.cores_busy(), 2),
          fmt(c.block.per_op("machine_cpu_s") * 1e6, 0), versus.empty() ? "-" : versus});
   }
   table.print();

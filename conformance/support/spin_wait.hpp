@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The spin wait scenario S240 (docs/semantics.md#S240) on a server backend, shared by
+// The spin wait scenarios S240-S242 (docs/semantics.md#S240) on a server backend, shared by
 // test/redis/spin_wait_test.cpp and test/postgres/spin_wait_test.cpp: each backend says how to
 // open its store and how to pause and resume its server. Counts are the process's spin counters
 // (src/common/spin_wait.hpp; the tests include src/).
@@ -232,6 +232,55 @@ inline void a_spinning_call_keeps_its_deadline(const Backend& backend) {
     CHECK(e.outcome_unknown());
   }
   CHECK(std::chrono::steady_clock::now() - start <= 100ms + backend.margin);
+}
+
+// S242: a store whose replies keep coming later than its spin_wait pauses its spins; another
+// store of the process, whose replies come in time, goes on spinning.
+inline void late_replies_pause_the_stores_spins(const Backend& backend) {
+  const auto first = a2::detail::spin_counts();  // The store's spins from its open on.
+  auto late = backend.open({.spin_wait = 1ms});
+  (void)late->append("late", {ev()});  // A connection is open and the script or statement ready.
+  // Appends while the server is paused for 30 ms: each wait's spin runs out, until the store's
+  // spins pause and an append's wait does not spin.
+  std::int64_t next = 2;
+  bool pausing = false;
+  std::uint64_t spun_before_pause = 0;
+  for (int i = 0; i < 30 && !pausing; ++i) {
+    const auto before = a2::detail::spin_counts();
+    PausedServer paused(backend);
+    std::optional<std::int64_t> index;
+    std::thread caller([&] {
+      try {
+        index = late->append("late", {ev()}).events.at(0).index;
+      } catch (...) {
+      }
+    });
+    std::this_thread::sleep_for(30ms);
+    paused.resume();
+    caller.join();
+    REQUIRE(index);
+    CHECK(*index == next++);
+    pausing = a2::detail::spin_counts().paused > before.paused;
+    if (!pausing) spun_before_pause = a2::detail::spin_counts().spins - first.spins;
+  }
+  INFO("spins before the pause: " << spun_before_pause);
+  REQUIRE(pausing);
+  CHECK(spun_before_pause >= static_cast<std::uint64_t>(a2::detail::kSpinMissesToPause));
+  // Paused for 1 s: appends to the running server answer as ever, and their waits do not spin.
+  auto before = a2::detail::spin_counts();
+  for (int i = 0; i < 20; ++i) CHECK(late->append("late", {ev()}).events.at(0).index == next++);
+  auto after = a2::detail::spin_counts();
+  CHECK(after.spins == before.spins);
+  CHECK(after.paused >= before.paused + 20);
+  // Another store of the process spins by its own pace.
+  auto in_time = backend.open({.spin_wait = a2::detail::kMaxSpinWait});
+  (void)in_time->append("in-time", {ev()});
+  before = a2::detail::spin_counts();
+  for (int i = 0; i < 5; ++i) (void)in_time->append("in-time", {ev()});
+  after = a2::detail::spin_counts();
+  CHECK(after.spins >= before.spins + 5);
+  CHECK(after.answered >= before.answered + 1);
+  CHECK(after.paused == before.paused);
 }
 
 }  // namespace a2::conformance::spin_wait

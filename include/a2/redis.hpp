@@ -50,8 +50,9 @@ struct Options {
   // A call waiting for its reply first polls its socket without sleeping, for at most this long
   // (never past its deadline), which saves the sleep and wake-up of its thread: for a server on
   // the same machine and calls that mostly run one at a time. Costs that thread's core while it
-  // polls. One thread of the process spins at a time; the others wait at once
-  // (docs/semantics.md#spin-wait). 0: never. At most 10 ms. Default 0.
+  // polls. One thread of the process spins at a time; the others wait at once. After 8 spins in
+  // a row without a reply the store stops spinning for 1 s (docs/semantics.md#spin-wait).
+  // 0: never. At most 10 ms. Default 0.
   std::chrono::microseconds spin_wait{0};
 };
 

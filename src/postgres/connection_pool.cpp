@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "common/spin_wait.hpp"
+
 namespace a2::postgres::detail {
 
 // ── Connecting by a deadline ───────────────────────────────────────────────────────────────
@@ -75,6 +77,7 @@ bool Connection::idle_alive() {
 
 ConnectionPool::ConnectionPool(Settings settings)
     : settings_(std::move(settings)),
+      spin_(a2::detail::make_spin_pacer(settings_.spin_wait)),
       pool_("postgres", settings_.pool_size, settings_.pool_acquire_timeout,
             [this](a2::detail::SteadyTime deadline) { return connect(deadline); }) {}
 

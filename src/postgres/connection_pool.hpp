@@ -170,16 +170,16 @@ class ConnectionPool {
       translate_current_exception(op, false);
     }
     ++a2::detail::t_round_trips;  // One statement: the one place a call's round trip counts.
-    return run_on(**lease, op, deadline, settings_.spin_wait, std::forward<F>(fn));
+    return run_on(**lease, op, deadline, spin_.get(), std::forward<F>(fn));
   }
 
   // Runs fn(executor) on `conn` (a pooled one, or one of connect()'s outside the pool) by
-  // `deadline`, each wait for a reply polling for `spin` first (a store call's spin_wait; 0 for
-  // the notifier's rounds, which run beside the calls); every failure leaves as an a2::Error,
-  // and `conn` is marked broken when it is unusable.
+  // `deadline`, each wait for a reply spinning first by `spin` (a store call's: the store's
+  // pacer; null for the notifier's rounds, which run beside the calls); every failure leaves as
+  // an a2::Error, and `conn` is marked broken when it is unusable.
   template <class F>
   auto run_on(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline,
-              std::chrono::microseconds spin, F&& fn) -> decltype(fn(std::declval<Executor&>())) {
+              a2::detail::SpinPacer* spin, F&& fn) -> decltype(fn(std::declval<Executor&>())) {
     Executor executor(conn, op, deadline, settings_.command_timeout, spin);
     try {
       return fn(executor);
@@ -195,6 +195,8 @@ class ConnectionPool {
   using Pool = a2::detail::Pool<Connection>;
 
   Settings settings_;
+  // The store's spin_wait and its pacing (null: spin_wait 0); the pool's calls spin by it.
+  std::shared_ptr<a2::detail::SpinPacer> spin_;
   Pool pool_;
 };
 

@@ -144,7 +144,8 @@ Result Executor::result_of(std::string_view statement, const RowSink* take) {
 void Executor::wait(short events) {
   pollfd pfd{PQsocket(conn_.raw()), events, 0};
   // A reply may come while the thread polls (the store's spin_wait): no sleep, no wake-up.
-  if (events == POLLIN && a2::detail::spin_until_readable(pfd.fd, spin_, deadline_)) return;
+  if (events == POLLIN && spin_ && a2::detail::spin_until_readable(pfd.fd, *spin_, deadline_))
+    return;
   for (;;) {
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());

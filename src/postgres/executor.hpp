@@ -25,6 +25,10 @@
 #include "common/pool.hpp"
 #include "postgres/result.hpp"
 
+namespace a2::detail {
+class SpinPacer;  // common/spin_wait.hpp
+}  // namespace a2::detail
+
 namespace a2::postgres::detail {
 
 class Connection;
@@ -68,11 +72,10 @@ class Params {
 // One call's statements on one connection. Not thread-safe (a call's own).
 class Executor {
  public:
-  // `spin`: how long each wait for a reply polls the socket before it sleeps
-  // (common/spin_wait.hpp); 0: never.
+  // `spin`: the store's spin_wait and its pacing (common/spin_wait.hpp): each wait for a reply
+  // may poll the socket before it sleeps; null: never.
   Executor(Connection& conn, std::string_view op, a2::detail::SteadyTime deadline,
-           std::chrono::milliseconds command_timeout,
-           std::chrono::microseconds spin = std::chrono::microseconds(0))
+           std::chrono::milliseconds command_timeout, a2::detail::SpinPacer* spin = nullptr)
       : conn_(conn), op_(op), deadline_(deadline), command_timeout_(command_timeout), spin_(spin) {}
 
   // Runs `statement` (one of sql::kAllStatements, prepared as a2_<stem>) with `args`.
@@ -113,7 +116,7 @@ class Executor {
   std::string_view op_;
   a2::detail::SteadyTime deadline_;
   std::chrono::milliseconds command_timeout_;
-  std::chrono::microseconds spin_;
+  a2::detail::SpinPacer* spin_;  // Null: no spin.
 };
 
 }  // namespace a2::postgres::detail

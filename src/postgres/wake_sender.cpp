@@ -20,7 +20,7 @@ constexpr auto kFirstRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kWarmUpTimeout = std::chrono::milliseconds(1000);
 // The notifier's rounds never spin (docs/semantics.md#spin-wait): they run beside the store's
 // calls, whose waits the one spinning thread of the process is for.
-constexpr auto kNoSpin = std::chrono::microseconds(0);
+constexpr a2::detail::SpinPacer* kNoSpin = nullptr;
 
 }  // namespace
 

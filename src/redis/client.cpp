@@ -192,8 +192,8 @@ Endpoint parse_url(const std::string& url) {
 
 Connection::Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
                        std::chrono::milliseconds command_timeout,
-                       std::chrono::microseconds spin_wait)
-    : spin_wait_(spin_wait) {
+                       std::shared_ptr<a2::detail::SpinPacer> spin)
+    : spin_(std::move(spin)) {
   const std::string where = endpoint.unix_path.empty()
                                 ? endpoint.host + ":" + std::to_string(endpoint.port)
                                 : endpoint.unix_path;
@@ -355,7 +355,7 @@ Reply Connection::read_one(std::string_view op) {
     if (raw) return adopt(raw);
     // A call's wait (the connection's own AUTH/SELECT have no deadline) may poll first; the
     // socket timeout is bounded after it, by the time then left.
-    if (deadline_) a2::detail::spin_until_readable(context_->fd, spin_wait_, *deadline_);
+    if (deadline_ && spin_) a2::detail::spin_until_readable(context_->fd, *spin_, *deadline_);
     bound_wait(op, true);
     if (!in_) in_ = std::make_unique<char[]>(kReadChunk);
     const ssize_t n = ::recv(context_->fd, in_.get(), kReadChunk, 0);

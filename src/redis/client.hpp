@@ -19,6 +19,10 @@
 
 struct redisContext;
 
+namespace a2::detail {
+class SpinPacer;  // common/spin_wait.hpp
+}  // namespace a2::detail
+
 namespace a2::redis::detail {
 
 // Where and how to connect. Parsed from "redis://[[user]:password@]host[:port][/db]" or
@@ -76,11 +80,11 @@ class Resp {
 // failure marks it broken; a broken connection is never reused.
 class Connection {
  public:
-  // `spin_wait`: how long a wait for a reply of a call (with a deadline) polls the socket before
-  // it sleeps (common/spin_wait.hpp); 0: never.
+  // `spin`: the store's spin_wait and its pacing (common/spin_wait.hpp): a wait for a reply of a
+  // call (with a deadline) may poll the socket before it sleeps; null: never.
   Connection(const Endpoint& endpoint, std::chrono::milliseconds connect_timeout,
              std::chrono::milliseconds command_timeout,
-             std::chrono::microseconds spin_wait = std::chrono::microseconds(0));
+             std::shared_ptr<a2::detail::SpinPacer> spin = nullptr);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -163,7 +167,7 @@ class Connection {
   bool timed_out_ = false;  // The deadline passed: fail() says so.
   std::optional<a2::detail::SteadyTime> deadline_;
   std::chrono::microseconds socket_timeout_{0};  // SO_RCVTIMEO = SO_SNDTIMEO now.
-  std::chrono::microseconds spin_wait_{0};
+  std::shared_ptr<a2::detail::SpinPacer> spin_;  // Null: the store does not spin.
   std::string out_;                              // The request being built and sent.
   std::unique_ptr<char[]> in_;                   // Read buffer (kReadChunk), made on first use.
 };

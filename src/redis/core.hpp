@@ -16,6 +16,7 @@
 
 #include "a2/detail/constants.hpp"
 #include "a2/redis.hpp"
+#include "common/spin_wait.hpp"
 #include "redis/client.hpp"
 #include "redis/keys.hpp"
 #include "redis/multiplex.hpp"
@@ -63,21 +64,24 @@ struct Core {
   Core(Endpoint endpoint, const Options& o)
       : options(o),
         keys{o.key_prefix},
+        spin(a2::detail::make_spin_pacer(o.spin_wait)),
         pool("redis", o.pool_size, o.pool_acquire_timeout.value_or(o.command_timeout),
-             connector(endpoint, o)),
+             connector(endpoint, o, spin)),
         mux(o.write_connections, o.command_timeout,
-            o.pool_acquire_timeout.value_or(o.command_timeout), connector(endpoint, o)) {}
+            o.pool_acquire_timeout.value_or(o.command_timeout), connector(endpoint, o, spin)) {}
 
-  // Opens a connection by a deadline: connecting and its AUTH/SELECT count against it too.
-  static Pool::Connect connector(Endpoint endpoint, const Options& o) {
+  // Opens a connection by a deadline: connecting and its AUTH/SELECT count against it too. Its
+  // calls' waits spin by the store's pacer `spin` (null: never).
+  static Pool::Connect connector(Endpoint endpoint, const Options& o,
+                                 std::shared_ptr<a2::detail::SpinPacer> spin) {
     return [endpoint = std::move(endpoint), connect_timeout = o.connect_timeout,
             command_timeout = o.command_timeout,
-            spin_wait = o.spin_wait](a2::detail::SteadyTime deadline) {
+            spin = std::move(spin)](a2::detail::SteadyTime deadline) {
       auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
                                deadline - std::chrono::steady_clock::now()),
                            std::chrono::milliseconds(1));
       return std::make_unique<Connection>(endpoint, std::min(connect_timeout, left),
-                                          std::min(command_timeout, left), spin_wait);
+                                          std::min(command_timeout, left), spin);
     };
   }
 
@@ -97,6 +101,8 @@ struct Core {
 
   Options options;
   Keys keys;
+  // The store's spin_wait and its pacing, shared by its connections (null: spin_wait 0).
+  std::shared_ptr<a2::detail::SpinPacer> spin;
   Pool pool;
   Multiplexer mux;  // The write requests of single script calls (write_connections > 0).
   std::atomic<bool> closed{false};

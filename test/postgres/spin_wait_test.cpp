@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The spin wait on Postgres (store option spin_wait, docs/semantics.md#S240, #S241): calls answer
-// as without it and their waits spin; a late reply is awaited asleep; the deadline holds; open()
-// refuses a spin_wait out of range. The scenarios are conformance/support/spin_wait.hpp's, on
-// the shared scratch server (paused and resumed by the tests), each store in a schema of its own.
+// The spin wait on Postgres (store option spin_wait, docs/semantics.md#S240 to #S242): calls answer
+// as without it and their waits spin; a late reply is awaited asleep; the deadline holds; a store
+// whose replies keep coming late pauses its spins; open() refuses a spin_wait out of range. The
+// scenarios are conformance/support/spin_wait.hpp's, on the shared scratch server (paused and
+// resumed by the tests), each store in a schema of its own.
 #include "support/spin_wait.hpp"
 
 #include <catch2/catch.hpp>
@@ -46,6 +47,11 @@ TEST_CASE("postgres: while a call is in flight another call's wait does not spin
 
 TEST_CASE("postgres: a spinning call keeps its deadline", "[postgres][spin_wait][S240]") {
   spin::a_spinning_call_keeps_its_deadline(backend());
+}
+
+TEST_CASE("postgres: a store whose replies come later than spin_wait pauses its spins",
+          "[postgres][spin_wait][S242]") {
+  spin::late_replies_pause_the_stores_spins(backend());
 }
 
 TEST_CASE("postgres: open() refuses a spin_wait below 0 or above 10 ms",

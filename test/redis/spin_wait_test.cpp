@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The spin wait on Redis (store option spin_wait, docs/semantics.md#S240, #S241): calls answer as
-// without it and their waits spin; a late reply is awaited asleep; the deadline holds; open()
-// refuses a spin_wait out of range. The scenarios are conformance/support/spin_wait.hpp's. A
-// server of its own: the tests pause it.
+// The spin wait on Redis (store option spin_wait, docs/semantics.md#S240 to #S242): calls answer as
+// without it and their waits spin; a late reply is awaited asleep; the deadline holds; a store
+// whose replies keep coming late pauses its spins; open() refuses a spin_wait out of range. The
+// scenarios are conformance/support/spin_wait.hpp's. A server of its own where a test pauses it.
 #include "support/spin_wait.hpp"
 
 #include "support.hpp"
@@ -47,6 +47,11 @@ TEST_CASE("redis: while a call is in flight another call's wait does not spin",
 TEST_CASE("redis: a spinning call keeps its deadline", "[redis][spin_wait][S240]") {
   a2::test::RedisServer server;
   spin::a_spinning_call_keeps_its_deadline(backend_on(server));
+}
+
+TEST_CASE("redis: a store whose replies come later than spin_wait pauses its spins",
+          "[redis][spin_wait][S242]") {
+  spin::late_replies_pause_the_stores_spins(backend_on(a2::test::RedisServer::shared()));
 }
 
 TEST_CASE("redis: open() refuses a spin_wait below 0 or above 10 ms", "[redis][spin_wait][S241]") {
