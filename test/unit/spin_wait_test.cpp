@@ -148,8 +148,9 @@ TEST_CASE("a store whose spins keep running out pauses them; the first spin afte
     std::this_thread::sleep_for(20ms);
     p.put();
   });
-  CHECK(spin_until_readable(p.read_end(), pacer, far()));
-  writer.join();
+  const bool readable = spin_until_readable(p.read_end(), pacer, far());
+  writer.join();  // Before any assertion here: Catch2's assertions are one thread's at a time.
+  CHECK(readable);
   char byte = 0;
   REQUIRE(::read(p.read_end(), &byte, 1) == 1);
   before = spin_counts();
