@@ -238,7 +238,7 @@ inline void a_spinning_call_keeps_its_deadline(const Backend& backend) {
 // store of the process, whose replies come in time, goes on spinning.
 inline void late_replies_pause_the_stores_spins(const Backend& backend) {
   const auto first = a2::detail::spin_counts();  // The store's spins from its open on.
-  auto late = backend.open({.spin_wait = 1ms});
+  auto late = backend.open({.spin_wait = 2ms});  // Its pause: 1 s.
   (void)late->append("late", {ev()});  // A connection is open and the script or statement ready.
   // Appends while the server is paused for 30 ms: each wait's spin runs out, until the store's
   // spins pause and an append's wait does not spin.
@@ -266,7 +266,7 @@ inline void late_replies_pause_the_stores_spins(const Backend& backend) {
   INFO("spins before the pause: " << spun_before_pause);
   REQUIRE(pausing);
   CHECK(spun_before_pause >= static_cast<std::uint64_t>(a2::detail::kSpinMissesToPause));
-  // Paused for 1 s: appends to the running server answer as ever, and their waits do not spin.
+  // Paused (1 s): appends to the running server answer as ever, and their waits do not spin.
   auto before = a2::detail::spin_counts();
   for (int i = 0; i < 20; ++i) CHECK(late->append("late", {ev()}).events.at(0).index == next++);
   auto after = a2::detail::spin_counts();

@@ -51,8 +51,8 @@ struct Options {
   // (never past its deadline), which saves the sleep and wake-up of its thread: for a server on
   // the same machine and calls that mostly run one at a time. Costs that thread's core while it
   // polls. One thread of the process spins at a time; the others wait at once. After 8 spins in
-  // a row without a reply the store stops spinning for 1 s (docs/semantics.md#spin-wait).
-  // 0: never. At most 10 ms. Default 0.
+  // a row without a reply the store stops spinning for a while: 500 times spin_wait, 100 ms to
+  // 1 s (docs/semantics.md#spin-wait). 0: never. At most 10 ms. Default 0.
   std::chrono::microseconds spin_wait{0};
 };
 

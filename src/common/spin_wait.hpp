@@ -41,18 +41,32 @@ inline void check_spin_wait(std::string_view op, std::chrono::microseconds spin_
 }
 
 // A store's pacing of its spins: after this many spins in a row ran out their budget without a
-// reply, its waits sleep at once for kSpinPause. The first spin after a pause decides alone: no
-// reply by its budget starts the next pause, a reply resumes spinning.
+// reply, its waits sleep at once for spin_pause_for(budget). The first spin after a pause decides
+// alone: no reply by its budget starts the next pause, a reply resumes spinning.
 inline constexpr int kSpinMissesToPause = 8;
-inline constexpr std::chrono::milliseconds kSpinPause{1000};
+
+// The pause: kSpinPausePerBudget times the budget, at least kSpinPauseMin and at most
+// kSpinPauseMax. A server that never answers within the budget then costs a store one budget of
+// polling per pause: at most 0.2% of a core (1% at the largest spin_wait, 10 ms). Short pauses
+// let a near server's store spin again soon after a slow moment (a burst of late replies).
+inline constexpr int kSpinPausePerBudget = 500;
+inline constexpr std::chrono::milliseconds kSpinPauseMin{100};
+inline constexpr std::chrono::milliseconds kSpinPauseMax{1000};
+
+inline std::chrono::nanoseconds spin_pause_for(std::chrono::microseconds budget) {
+  return std::clamp<std::chrono::nanoseconds>(budget * kSpinPausePerBudget, kSpinPauseMin,
+                                              kSpinPauseMax);
+}
 
 // One store's spin_wait and how its spins fared lately; shared by the store's connections.
 // Thread-safe. Only the one spinning thread of the process records outcomes (the gate of
 // spin_until_readable), so the counts change one spin at a time.
 class SpinPacer {
  public:
-  explicit SpinPacer(std::chrono::microseconds budget, int misses_to_pause = kSpinMissesToPause,
-                     std::chrono::nanoseconds pause = kSpinPause)
+  explicit SpinPacer(std::chrono::microseconds budget)
+      : SpinPacer(budget, kSpinMissesToPause, spin_pause_for(budget)) {}
+  // Another pace (tests).
+  SpinPacer(std::chrono::microseconds budget, int misses_to_pause, std::chrono::nanoseconds pause)
       : budget_(budget), misses_to_pause_(std::max(misses_to_pause, 1)), pause_(pause) {}
   SpinPacer(const SpinPacer&) = delete;
   SpinPacer& operator=(const SpinPacer&) = delete;

@@ -209,3 +209,12 @@ TEST_CASE("a spin cut short by its deadline or by another call does not count as
   CHECK_FALSE(spin_until_readable(p.read_end(), short_pacer, far()));
   CHECK(short_pacer.paused(Clock::now()));
 }
+
+TEST_CASE("a store's pause is 500 times its spin_wait, 100 ms to 1 s", "[spin_wait][S242]") {
+  using a2::detail::spin_pause_for;
+  CHECK(spin_pause_for(1us) == 100ms);
+  CHECK(spin_pause_for(200us) == 100ms);
+  CHECK(spin_pause_for(1000us) == 500ms);
+  CHECK(spin_pause_for(2000us) == 1000ms);
+  CHECK(spin_pause_for(a2::detail::kMaxSpinWait) == 1000ms);
+}
