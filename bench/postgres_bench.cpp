@@ -42,6 +42,7 @@
 #include "a2/clock.hpp"
 #include "a2/postgres.hpp"
 #include "bench_common.hpp"
+#include "delay_proxy.hpp"
 #include "postgres/connection_pool.hpp"
 #include "servers/postgres_server.hpp"
 #include "spin_section.hpp"
@@ -1268,6 +1269,35 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     };
     auto plain = open_spin(std::chrono::microseconds(0));
     auto spun = open_spin(a2::bench::kBenchSpinWait);
+    // The same server farther away: its replies through a proxy that delays them (TCP to the
+    // proxy, which goes on to the server's own socket).
+    std::optional<a2::bench::DelayProxy> far_server;
+    std::unique_ptr<a2::Store> far_plain, far_spun;
+    {
+      PGconn* probe = PQconnectdb(connection.c_str());
+      const std::string host = PQstatus(probe) == CONNECTION_OK ? PQhost(probe) : "";
+      const int port = PQstatus(probe) == CONNECTION_OK ? std::atoi(PQport(probe)) : 0;
+      PQfinish(probe);
+      if (!host.empty()) {
+        far_server.emplace(
+            [host, port] {
+              return host.front() == '/'
+                         ? a2::bench::connect_unix(host + "/.s.PGSQL." + std::to_string(port))
+                         : a2::bench::connect_tcp(host, port);
+            },
+            a2::bench::kFarDelay);
+        const auto open_far = [&](std::chrono::microseconds spin) {
+          a2::postgres::Options o = suite_options();
+          o.connection = connection + " host=127.0.0.1 port=" + std::to_string(far_server->port());
+          o.spin_wait = spin;
+          return a2::postgres::open(o);
+        };
+        far_plain = open_far(std::chrono::microseconds(0));
+        far_spun = open_far(a2::bench::kBenchSpinWait);
+        for (auto* s : {far_plain.get(), far_spun.get()})
+          (void)s->append("spinfar-warm", a2::bench::events(1, 0, false));
+      }
+    }
     int store_tag = 0;
     for (auto* s : {plain.get(), spun.get()}) {
       const std::string tag = "spin" + std::to_string(store_tag++) + "-";
@@ -1307,13 +1337,19 @@ int run(const a2::bench::Args& args, const Sections& sections) {
          .cycle_spun = cycle_on(*spun, "spin1-cycle"),
          .floor_asleep_client = "a2's statement, blocking libpq connection, asleep",
          .floor_spinning_client = "a2's statement, blocking libpq connection, spinning first",
-         .floor_workload = "append 1 event"},
+         .floor_workload = "append 1 event",
+         .append_far_plain =
+             far_plain ? append_on(*far_plain, "spinfar0-append-") : a2::bench::SpinOp{},
+         .append_far_spun =
+             far_spun ? append_on(*far_spun, "spinfar1-append-") : a2::bench::SpinOp{}},
         "a2's statement for an append of one event (sql/append_one.sql) from one thread on a "
         "libpq connection set up as the store's (`PQexecPrepared`), each store as the suite's "
         "(append_groups and work_groups 1)",
         3, a2::bench::Budget{args.ms(1000), INT64_MAX});
     plain->close();
     spun->close();
+    if (far_plain) far_plain->close();
+    if (far_spun) far_spun->close();
   }
 
   if (sections.has("history")) {

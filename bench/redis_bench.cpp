@@ -42,6 +42,7 @@
 
 #include "a2/redis.hpp"
 #include "bench_common.hpp"
+#include "delay_proxy.hpp"
 #include "redis_admin.hpp"
 #include "servers/redis_server.hpp"
 #include "spin_section.hpp"
@@ -1350,6 +1351,20 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     auto cycle_on = [](a2::Store& s) {
       return [&s](int, std::int64_t i) { a2::bench::cycle(s, "cycle-0", "w", i); };
     };
+    // The same server farther away: its replies through a proxy that delays them.
+    a2::bench::DelayProxy far_server(
+        [&] { return a2::bench::connect_tcp(endpoint.host, endpoint.port); }, a2::bench::kFarDelay);
+    const auto far_options = [&](const std::string& p, std::chrono::microseconds spin) {
+      auto o = options_for(p);
+      o.url = "redis://" + (endpoint.password.empty() ? "" : ":" + endpoint.password + "@") +
+              "127.0.0.1:" + std::to_string(far_server.port());
+      o.spin_wait = spin;
+      return o;
+    };
+    auto far_plain = a2::redis::open(far_options(prefix + "-spinfar0", {}));
+    auto far_spun = a2::redis::open(far_options(prefix + "-spinfar", a2::bench::kBenchSpinWait));
+    for (auto* s : {far_plain.get(), far_spun.get()})
+      (void)s->append("warm", a2::bench::events(1, 0, false));
     a2::bench::run_spin_section(
         meter,
         {.append_plain = append_on(*plain, "append-"),
@@ -1361,7 +1376,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
          .floor_asleep_client = "layout floor script, blocking hiredis connection, asleep",
          .floor_spinning_client =
              "layout floor script, blocking hiredis connection, spinning first",
-         .floor_workload = "append floor"},
+         .floor_workload = "append floor",
+         .append_far_plain = append_on(*far_plain, "far-append-"),
+         .append_far_spun = append_on(*far_spun, "far-append-")},
         "the append's layout floor script (Layout floor) from one thread on a blocking hiredis "
         "connection",
         3, a2::bench::Budget{args.ms(1000), INT64_MAX});
@@ -1371,6 +1388,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     admin.delete_matching("bench-sfloor:ids:*");
     plain->close();
     spun->close();
+    far_plain->close();
+    far_spun->close();
   }
 
   // ---- Appends against a history of millions of events. ----

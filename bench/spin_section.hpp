@@ -52,13 +52,22 @@ inline void run_spin_rounds(Meter& meter, std::vector<SpinContender>& contenders
     }
 }
 
+// One operation `op(thread, i)` of a row.
+using SpinOp = std::function<void(int, std::int64_t)>;
+
 // What the section runs on a backend: each an operation `op(thread, i)`.
 struct SpinSectionOps {
   std::function<void(int, std::int64_t)> append_plain, append_spun;     // a2's append of one event.
   std::function<void(int, std::int64_t)> floor_asleep, floor_spinning;  // One thread's floor.
   std::function<void(int, std::int64_t)> cycle_plain, cycle_spun;  // Claim + complete, 1 child.
   std::string floor_asleep_client, floor_spinning_client, floor_workload;
+  // a2's append of one event with and without spin_wait, against the server through a
+  // DelayProxy of kFarDelay (bench/delay_proxy.hpp); rows 9 and 10 when set.
+  std::function<void(int, std::int64_t)> append_far_plain, append_far_spun;
 };
+
+// How much later than the server's a far server's replies come (rows 9 and 10).
+inline constexpr std::chrono::microseconds kFarDelay{300};
 
 // Runs the section (rows 1-8: a2's append with and without spinning, the floor client asleep and
 // spinning, a2's cycle with and without, a2's append at 16 threads with and without) in `rounds`
@@ -77,6 +86,11 @@ inline void run_spin_section(Meter& meter, const SpinSectionOps& ops, const std:
       {spun, "claim + complete (1 child)", 1, ops.cycle_spun},
       {plain, "append 1 event", 16, ops.append_plain},
       {spun, "append 1 event", 16, ops.append_spun}};
+  const std::string far = ", server " + std::to_string(kFarDelay.count()) + " µs away";
+  if (ops.append_far_plain && ops.append_far_spun) {
+    rows.push_back({plain + far, "append 1 event", 1, ops.append_far_plain});
+    rows.push_back({spun + far, "append 1 event", 1, ops.append_far_spun});
+  }
   run_spin_rounds(meter, rows, rounds, budget);
   // a2 against the floor client as each waits; each spinning row against its sleeping twin.
   const auto bases_of = [](std::size_t i) -> std::vector<std::size_t> {
@@ -91,6 +105,8 @@ inline void run_spin_section(Meter& meter, const SpinSectionOps& ops, const std:
         return {4};
       case 7:
         return {6};
+      case 9:
+        return {8};
       default:
         return {};
     }
@@ -106,11 +122,24 @@ inline void run_spin_section(Meter& meter, const SpinSectionOps& ops, const std:
                "spun per operation; answered while spinning: of those, the share whose reply "
                "came before the spin's end; declined/op: waits that did not spin because "
                "another call was in flight or another thread of the process was spinning; "
-               "paused/op: waits that did not spin because their store's spins were paused (8 "
-               "spins in a row had run out without a reply: then none for 1 s; the floor "
-               "client is paced alike). "
+               "paused/op: waits that did not spin because their store's spins were paused ("
+            << a2::detail::kSpinMissesToPause
+            << " spins in a row had run out without a reply: then none for "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   a2::detail::spin_pause_for(kBenchSpinWait))
+                   .count()
+            << " ms; the floor client is paced alike). "
                "Machine columns as in Operations: a spinning thread keeps a core busy while it "
-               "polls, which the machine CPU per operation shows.\n\n";
+               "polls, which the machine CPU per operation shows."
+            << (rows.size() > 8
+                    ? " Rows 9 and 10: the same two stores' options against the same server "
+                      "through a proxy on this machine that hands each reply to its client " +
+                          std::to_string(kFarDelay.count()) +
+                          " µs after it came (bench/delay_proxy.hpp), a server farther away "
+                          "than spin_wait is for: with spin_wait the store pauses its spins, so "
+                          "it costs about what the default costs."
+                    : std::string())
+            << "\n\n";
   Table table({"client", "workload", "threads", "ops/s", "p50 µs", "p99 µs", "spins/op",
                "answered while spinning", "declined/op", "paused/op", "machine cores busy",
                "machine CPU µs/op", "ops/s vs"});
