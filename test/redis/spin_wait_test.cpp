@@ -2,7 +2,7 @@
 // The spin wait on Redis (store option spin_wait, docs/semantics.md#S240 to #S242): calls answer as
 // without it and their waits spin; a late reply is awaited asleep; the deadline holds; a store
 // whose replies keep coming late pauses its spins; open() refuses a spin_wait out of range. The
-// scenarios are conformance/support/spin_wait.hpp's. A server of its own where a test pauses it.
+// scenarios are conformance/support/spin_wait.hpp's, each on a server of its own (they pause it).
 #include "support/spin_wait.hpp"
 
 #include "support.hpp"
@@ -27,31 +27,33 @@ spin::Backend backend_on(a2::test::RedisServer& server) {
           .margin = kMargin};
 }
 
+// Each scenario on a server of its own: they pause it.
+void on_own_server(void (*scenario)(const spin::Backend&)) {
+  a2::test::RedisServer server;
+  scenario(backend_on(server));
+}
+
 TEST_CASE("redis: calls with spin_wait answer as without it, and their waits spin",
           "[redis][spin_wait][S240]") {
-  a2::test::RedisServer server;
-  spin::calls_spin_and_answer_alike(backend_on(server));
+  on_own_server(spin::calls_spin_and_answer_alike);
 }
 
 TEST_CASE("redis: a reply later than spin_wait is awaited asleep", "[redis][spin_wait][S240]") {
-  a2::test::RedisServer server;
-  spin::a_late_reply_is_awaited_asleep(backend_on(server));
+  on_own_server(spin::a_late_reply_is_awaited_asleep);
 }
 
 TEST_CASE("redis: while a call is in flight another call's wait does not spin",
           "[redis][spin_wait][S241]") {
-  a2::test::RedisServer server;
-  spin::overlapping_calls_do_not_spin(backend_on(server));
+  on_own_server(spin::overlapping_calls_do_not_spin);
 }
 
 TEST_CASE("redis: a spinning call keeps its deadline", "[redis][spin_wait][S240]") {
-  a2::test::RedisServer server;
-  spin::a_spinning_call_keeps_its_deadline(backend_on(server));
+  on_own_server(spin::a_spinning_call_keeps_its_deadline);
 }
 
 TEST_CASE("redis: a store whose replies come later than spin_wait pauses its spins",
           "[redis][spin_wait][S242]") {
-  spin::late_replies_pause_the_stores_spins(backend_on(a2::test::RedisServer::shared()));
+  on_own_server(spin::late_replies_pause_the_stores_spins);
 }
 
 TEST_CASE("redis: open() refuses a spin_wait below 0 or above 10 ms", "[redis][spin_wait][S241]") {
