@@ -252,21 +252,46 @@ void Connection::fail(std::string_view op, bool sent, std::string why) {
 
 // ── Resp ───────────────────────────────────────────────────────────────────────────────────
 
-void Resp::header(char kind, std::size_t n) {
-  char line[24];
+namespace {
+
+// The line "<kind><n>\r\n" that starts an array (kind '*') or a bulk string ('$'); its length.
+std::size_t header_line(char (&line)[24], char kind, std::size_t n) {
   line[0] = kind;
   char* end = std::to_chars(line + 1, line + sizeof line - 2, n).ptr;
   *end++ = '\r';
   *end++ = '\n';
-  out_.append(line, static_cast<std::size_t>(end - line));
+  return static_cast<std::size_t>(end - line);
+}
+
+}  // namespace
+
+void Resp::header(char kind, std::size_t n) {
+  char line[24];
+  out_.append(line, header_line(line, kind, n));
+}
+
+void Resp::insert_header(std::size_t at) {
+  char line[24];
+  out_.insert(at, line, header_line(line, '$', out_.size() - at));
 }
 
 void Resp::command(std::size_t argc) { header('*', argc); }
 
+char* Resp::bulk(std::size_t n) {
+  char line[24];
+  const std::size_t head = header_line(line, '$', n);
+  const std::size_t at = out_.size();
+  out_.resize(at + head + n + 2);  // One resize: no append per piece.
+  char* p = out_.data() + at;
+  std::memcpy(p, line, head);
+  p[head + n] = '\r';
+  p[head + n + 1] = '\n';
+  return p + head;
+}
+
 void Resp::arg(std::string_view a) {
-  header('$', a.size());
-  out_.append(a.data(), a.size());
-  out_.append("\r\n", 2);
+  char* at = bulk(a.size());
+  if (!a.empty()) std::memcpy(at, a.data(), a.size());
 }
 
 void Resp::arg(std::int64_t v) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,11 +68,37 @@ class Resp {
   void command(std::size_t argc);
   void arg(std::string_view a);
   void arg(std::int64_t v);
+  // One argument: the pieces joined, without a string of their own.
+  template <class Pieces>
+  void arg_joined(const Pieces& pieces) {
+    std::size_t n = 0;
+    for (std::string_view p : pieces) n += p.size();
+    char* at = bulk(n);
+    for (std::string_view p : pieces) {
+      if (p.empty()) continue;
+      std::memcpy(at, p.data(), p.size());
+      at += p.size();
+    }
+  }
+  // One argument that write(std::string& out) appends to out, in place: its length is known
+  // only once written, so its header goes in front of it then (moving its bytes once).
+  template <class Write>
+  void arg_written(Write&& write) {
+    const std::size_t at = out_.size();
+    write(out_);
+    insert_header(at);
+    out_.append("\r\n", 2);
+  }
   // Bytes already in RESP (a request encoded earlier by another Resp).
   void raw(std::string_view encoded) { out_ += encoded; }
+  void reserve(std::size_t more) { out_.reserve(out_.size() + more); }
 
  private:
   void header(char kind, std::size_t n);
+  // Adds a bulk string of n bytes, its header and its end written; returns where its bytes go.
+  char* bulk(std::size_t n);
+  // Inserts the bulk string header of out_[at..] at `at`.
+  void insert_header(std::size_t at);
   std::string& out_;
 };
 

@@ -100,10 +100,11 @@ void Multiplexer::close() {
 Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>& encode,
                            a2::detail::SteadyTime deadline) {
   // Encoded before taking the channel's lock, so callers encode in parallel; a caller that
-  // then finds the channel idle sends these bytes itself.
-  auto r = std::make_shared<Request>();
+  // then finds the channel idle sends these bytes itself, and only a request that queues is
+  // made a Request.
+  std::string bytes;
   {
-    Resp resp(r->bytes);
+    Resp resp(bytes);
     encode(resp);
   }
   Channel& ch = *channels_[next_.fetch_add(1, std::memory_order_relaxed) % channels_.size()];
@@ -122,7 +123,7 @@ Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>
     try {
       if (open(ch, deadline)) a2::detail::log_reconnect("redis", op);
       ch.conn->set_deadline(deadline);
-      Reply reply = ch.conn->command_with(op, [&](Resp& resp) { resp.raw(r->bytes); });
+      Reply reply = ch.conn->command_with(op, [&](Resp& resp) { resp.raw(bytes); });
       release();
       return reply;
     } catch (...) {
@@ -135,6 +136,8 @@ Reply Multiplexer::request(std::string_view op, const std::function<void(Resp&)>
     }
   }
   if (!ch.thread.joinable()) ch.thread = std::thread([this, &ch] { run(ch); });
+  auto r = std::make_shared<Request>();
+  r->bytes = std::move(bytes);
   // Queued at most queue_timeout (as a call waits for a pooled connection), then until the
   // deadline for the answer.
   r->deadline = std::min(deadline, std::chrono::steady_clock::now() + queue_timeout_);

@@ -94,8 +94,8 @@ class Twins {
     const scripts::Call call = args.encode(keys_);
     Reply fast = scripts::run_script(*production_, "test", Script::script(), call);
     Argv eval{"EVAL", general_only(Script::script()), std::to_string(call.keys.size())};
-    eval.insert(eval.end(), call.keys.begin(), call.keys.end());
-    eval.insert(eval.end(), call.argv.begin(), call.argv.end());
+    for (auto& key : call.keys.values()) eval.push_back(std::move(key));
+    for (auto& arg : call.argv.values()) eval.push_back(std::move(arg));
     Reply general = general_->command("test", eval);
     INFO("script " << Script::script().name);
     CHECK(render(fast) == render(general));

@@ -28,6 +28,22 @@ TEST_CASE("escape_id reproduces JSON.stringify with ':' as \\u003a", "[redis][la
   CHECK(escape_id("ids:count") == "\"ids\\u003acount\"");
 }
 
+TEST_CASE("an id key escapes the id's ':' only, after a prefix that may hold ':'",
+          "[redis][layout][S27]") {
+  const a2::redis::detail::Keys keys{"app:v1"};
+  CHECK(keys.id("a:b") == "app:v1:ids:\"a\\u003ab\"");
+  CHECK(keys.id("plain") == "app:v1:ids:\"plain\"");
+  std::string out = "x:";
+  keys.put_id(out, "q\":");
+  CHECK(out == "x:app:v1:ids:\"q\\\"\\u003a\"");
+  // A session key's pieces join to its name.
+  const auto pieces = keys.log<a2::redis::detail::KeyPieces>("s:1");
+  std::string joined;
+  for (auto piece : pieces) joined += piece;
+  CHECK(joined == keys.log("s:1"));
+  CHECK(joined == "app:v1:s:1:log");
+}
+
 TEST_CASE("append writes the original key layout", "[redis][layout][S27]") {
   const auto p = unique_prefix("lay");
   auto f = open_fixture(p);

@@ -4,6 +4,7 @@
 // sample arguments fits that signature exactly (counts, repetitions, and the kind of each key).
 // Every script of lua/ has a caller here. No server needed.
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -37,6 +38,7 @@ namespace {
 namespace scripts = a2::redis::detail::scripts;
 using a2::redis::detail::Argv;
 using a2::redis::detail::Keys;
+using a2::redis::detail::Resp;
 
 // The text after "-- @<tag>" on the script's header line; nullopt when absent.
 std::optional<std::string> header_line(std::string_view text, std::string_view tag) {
@@ -187,11 +189,15 @@ void check_caller(const Script& sample) {
   const scripts::Call call = sample.encode(k);
   std::map<std::string, std::string> named;
   std::size_t at = 0;
-  walk(parse(Script::kArgv), call.argv, at, named, check_arg);
-  CHECK(at == call.argv.size());
+  const Argv argv = call.argv.values();
+  const Argv keys = call.keys.values();
+  REQUIRE(argv.size() == call.argv.size());
+  REQUIRE(keys.size() == call.keys.size());
+  walk(parse(Script::kArgv), argv, at, named, check_arg);
+  CHECK(at == argv.size());
   at = 0;
-  walk(parse(Script::kKeys), call.keys, at, named, check_key);
-  CHECK(at == call.keys.size());
+  walk(parse(Script::kKeys), keys, at, named, check_key);
+  CHECK(at == keys.size());
 }
 
 a2::NewEvent event(const std::string& id) {
@@ -266,6 +272,25 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   for (const auto& entry : std::filesystem::directory_iterator(A2_LUA_DIR))
     if (entry.path().extension() == ".lua") files.insert(entry.path().stem().string());
   CHECK(files == covered());
+}
+
+TEST_CASE("script arguments are written in RESP as they are added and read back",
+          "[redis][scripts][unit]") {
+  scripts::Args args{"a", ""};
+  args.push_back(std::string(300, 'x'));
+  args.push_joined(std::array<std::string_view, 3>{"p", ":", "q"});
+  args.push_written([](std::string& out) { out += "written"; });
+  args.push_written([](std::string&) {});
+  CHECK(args.size() == 6);
+  CHECK(args.values() == Argv{"a", "", std::string(300, 'x'), "p:q", "written", ""});
+  // The bytes Resp writes for the same values, one argument after another.
+  std::string expected;
+  Resp resp(expected);
+  for (const auto& v : args.values()) resp.arg(v);
+  CHECK(args.encoded() == expected);
+  args = {"only"};
+  CHECK(args.values() == Argv{"only"});
+  CHECK(args.encoded() == "$4\r\nonly\r\n");
 }
 
 TEST_CASE("the signature check notices a caller that does not fit its declaration",

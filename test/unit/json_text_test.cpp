@@ -60,6 +60,32 @@ TEST_CASE("json_text keeps insertion order and escapes strings as JSON.stringify
   CHECK(json_text(keys) == R"({"a\nb":1})");
 }
 
+TEST_CASE("TextSize counts exactly the bytes json_text writes", "[json]") {
+  // The validator's payload limit counts with TextSize; the stores write json_text.
+  Json j;
+  j["plain"] = "text";
+  j["escaped \"key\"\n"] = "q\"\\/\b\f\n\r\t\x01\x1f\x7f\xE2\x80\xA8\xF0\x9F\x98\x80";
+  j["numbers"] = Json::array({0, -0.0, 1, -7, 123456789012345LL, 18446744073709551615ULL, 0.5, 1e21,
+                              1.5e-7, 0.000001, -2.5e300, 1e-300, 100.25});
+  j["nested"] = Json::array(
+      {Json::object(), Json::array(), nullptr, true, false, Json{{"a", Json::array({1, "x"})}}});
+  for (const Json& value : {j, Json(1), Json("s"), Json(nullptr), Json::array(), Json(3.25)}) {
+    a2::detail::TextSize size;
+    a2::detail::append_json_text(size, value);
+    INFO(json_text(value));
+    CHECK(size.bytes == json_text(value).size());
+  }
+  a2::detail::TextSize bad;
+  CHECK_THROWS_AS(a2::detail::append_json_text(bad, Json(std::string("bad\xC3"))),
+                  Json::type_error);
+}
+
+TEST_CASE("append_json_text appends after what the output holds", "[json]") {
+  std::string out = "prefix:";
+  a2::detail::append_json_text(out, Json{{"k", "v"}});
+  CHECK(out == R"(prefix:{"k":"v"})");
+}
+
 TEST_CASE("json_text of a deep value uses no recursion", "[json]") {
   Json deep = 1;
   for (int i = 0; i < 100000; ++i) deep = Json::array({std::move(deep)});

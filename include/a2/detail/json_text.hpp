@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// JSON text as the original package writes and reads it. json_text() is the one serializer of
-// every JSON text a2 stores or sends: the bytes JSON.stringify gives for the same value (members
-// in insertion order, no spaces, numbers as ECMAScript Number::toString prints them, strings
-// escaped as JSON.stringify escapes them). parse_stored_json() is the one parser of JSON text
+// JSON text as the original package writes and reads it. append_json_text() (and json_text(),
+// its string form) is the one serializer of every JSON text a2 stores or sends: the bytes
+// JSON.stringify gives for the same value (members in insertion order, no spaces, numbers as
+// ECMAScript Number::toString prints them, strings escaped as JSON.stringify escapes them). parse_stored_json() is the one parser of JSON text
 // read back from a store: it also reads what JSON.stringify writes but nlohmann rejects (a lone
 // UTF-16 surrogate escape such as "\ud800", decoded as U+FFFD). Stateless; thread-safe.
 
@@ -20,10 +20,38 @@
 
 namespace a2::detail {
 
+// An output of the append_*_text functions below that only counts the bytes they write: the
+// size of a JSON text without building it (the validator's payload limit).
+struct TextSize {
+  std::size_t bytes = 0;
+  TextSize& operator+=(char) {
+    ++bytes;
+    return *this;
+  }
+  TextSize& operator+=(std::string_view s) {
+    bytes += s.size();
+    return *this;
+  }
+  TextSize& append(const char*, std::size_t n) {
+    bytes += n;
+    return *this;
+  }
+  TextSize& append(std::size_t n, char) {
+    bytes += n;
+    return *this;
+  }
+  TextSize& append(std::string_view s, std::size_t from, std::size_t n = std::string_view::npos) {
+    bytes += s.substr(from, n).size();
+    return *this;
+  }
+};
+
 // A double as ECMAScript's Number::toString writes it: the shortest digits that round-trip,
 // plain notation for exponents -7 < e < 21 ("1", "0.5", "100000000000000000000", "0.000001"),
 // otherwise "1e+21", "1.5e-7". -0 is "0"; NaN and infinities are "null" (JSON.stringify).
-inline void append_number_text(std::string& out, double value) {
+// Out: std::string, or TextSize to count the bytes.
+template <class Out>
+void append_number_text(Out& out, double value) {
   if (!std::isfinite(value)) {
     out += "null";
     return;
@@ -78,7 +106,8 @@ inline void append_number_text(std::string& out, double value) {
 // \r \t, others \u00xx in lowercase hex), every other code point copied. Precondition: valid
 // UTF-8 (the validator guarantees it for every value a2 writes); otherwise nlohmann's type_error
 // 316 is thrown, as Json::dump() would.
-inline void append_string_text(std::string& out, std::string_view s) {
+template <class Out>
+void append_string_text(Out& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::size_t copied = 0;  // s[copied, i) is pending plain text.
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -134,10 +163,10 @@ inline void append_string_text(std::string& out, std::string_view s) {
   out.append(s.data() + copied, s.size() - copied);
 }
 
-// The JSON text of `value`, as JSON.stringify(value) writes it. Iterative: nesting costs heap,
-// not stack.
-inline std::string json_text(const Json& value) {
-  std::string out;
+// Appends the JSON text of `value` to `out`, as JSON.stringify(value) writes it. Iterative:
+// nesting costs heap, not stack.
+template <class Out>
+void append_json_text(Out& out, const Json& value) {
   struct Frame {
     const Json* container;
     Json::const_iterator next;
@@ -174,7 +203,7 @@ inline std::string json_text(const Json& value) {
       }
       current = nullptr;
     }
-    if (stack.empty()) return out;
+    if (stack.empty()) return;
     Frame& top = stack.back();
     if (top.next == top.container->cend()) {
       out += top.container->is_object() ? '}' : ']';
@@ -190,6 +219,13 @@ inline std::string json_text(const Json& value) {
     current = &*top.next;
     ++top.next;
   }
+}
+
+// The JSON text of `value` (append_json_text).
+inline std::string json_text(const Json& value) {
+  std::string out;
+  append_json_text(out, value);
+  return out;
 }
 
 // `text` with every lone UTF-16 surrogate escape (\uD800-\uDFFF not forming a high-low pair)

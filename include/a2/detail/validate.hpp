@@ -269,13 +269,13 @@ template <class J>
 void check_json(std::string_view op, std::string_view what, const J& j) {
   // First the iterative walk: it bounds the depth before dump() recurses.
   const std::size_t expansion = check_json_tree(op, what, j);
-  std::string text;
+  TextSize text;  // The size of the bytes that are stored, counted without building them.
   try {
-    text = json_text(j);  // The bytes that are stored.
+    append_json_text(text, j);
   } catch (const typename J::exception&) {
     invalid(op, std::string(what) + " holds a string that is not valid UTF-8");
   }
-  const std::size_t size = text.size() + expansion;
+  const std::size_t size = text.bytes + expansion;
   if (size > kMaxPayloadBytes)
     invalid(op, std::string(what) + " is " + std::to_string(size) +
                     " bytes of JSON (numbers counted in plain decimal notation); the limit is " +

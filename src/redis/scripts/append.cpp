@@ -11,30 +11,28 @@ namespace a2::redis::detail::scripts {
 
 Call Append::encode(const Keys& k) const {
   Call c;
-  // Built in place (an initializer list would copy every key once more).
-  c.keys.reserve(7 + events.size());
-  c.keys.push_back(k.log(session));
-  c.keys.push_back(k.count(session));
-  c.keys.push_back(k.meta(session));
-  c.keys.push_back(k.pending(session));
-  c.keys.push_back(k.ready(session));
-  c.keys.push_back(k.meta_split(session));
-  c.argv.reserve(5 + events.size() * 7);
-  c.argv.emplace_back(session);
+  // Every value written in place (Args): keys from their pieces, the payload's JSON text and the
+  // id keys straight into the buffers, so an append makes no string per argument.
+  const std::size_t key_bytes = k.prefix.size() + session.size() + 24;
+  c.keys.reserve_bytes(7 * key_bytes + events.size() * (key_bytes + 24));
+  push_log_and_queue_keys(c.keys, k, session);
+  c.keys.push_joined(k.meta_split<KeyPieces>(session));
+  c.argv.reserve_bytes(key_bytes + 64 + events.size() * 160);
+  c.argv.push_back(session);
   c.argv.push_back(decimal(now));
   c.argv.push_back(decimal(static_cast<std::int64_t>(events.size())));
   for (const auto& e : events) {
-    c.keys.push_back(k.id(*e.id));
+    c.keys.push_written([&](std::string& out) { k.put_id(out, *e.id); });
     c.argv.push_back(*e.id);
     c.argv.push_back(e.type);
-    c.argv.push_back(a2::detail::json_text(e.payload));
+    c.argv.push_written([&](std::string& out) { a2::detail::append_json_text(out, e.payload); });
     c.argv.push_back(e.cause ? cause_json(*e.cause) : std::string());
-    c.argv.push_back(e.lane.value_or(""));
+    c.argv.push_back(e.lane ? std::string_view(*e.lane) : std::string_view());
     c.argv.push_back(flag(e.settled));
     c.argv.push_back(delay(now, e.available_at_ms));
   }
   c.keys.push_back(k.work());
-  c.argv.push_back(k.notify(session));
+  c.argv.push_joined(k.notify<KeyPieces>(session));
   c.argv.push_back(origin_index ? decimal(*origin_index) : std::string());
   return c;
 }

@@ -53,21 +53,23 @@ namespace scripts {
 
 Call ClaimAvailable::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.log(session),   k.count(session),      k.meta(session), k.pending(session),
-            k.ready(session), k.meta_split(session), k.work()};
-  c.argv = {std::string(holder), decimal(now), decimal(expires_at),
+  c.keys.reserve_bytes(7 * (k.prefix.size() + session.size() + 24));
+  push_log_and_queue_keys(c.keys, k, session);
+  c.keys.push_joined(k.meta_split<KeyPieces>(session));
+  c.keys.push_back(k.work());
+  c.argv = {holder, decimal(now), decimal(expires_at),
             max_events ? decimal(*max_events) : std::string(),
             decimal(static_cast<std::int64_t>(exclude.size()))};
   for (auto i : exclude) c.argv.push_back(decimal(i));
   return c;
 }
 
-void encode_next_claim(Argv& argv, const std::optional<NextClaim>& next) {
+void encode_next_claim(Args& argv, const std::optional<NextClaim>& next) {
   if (!next) {
-    argv.insert(argv.end(), 3, std::string());
+    for (int i = 0; i < 3; ++i) argv.push_back({});
     return;
   }
-  argv.push_back(std::string(next->holder));
+  argv.push_back(next->holder);
   argv.push_back(decimal(next->expires_at));
   argv.push_back(decimal(next->max_events));
 }

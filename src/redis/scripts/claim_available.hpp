@@ -28,7 +28,7 @@ struct NextClaim {
   std::int64_t max_events = 1;
 };
 // Appends the ARGV `holder expires_at max_events` (all '' without a claim_next).
-void encode_next_claim(Argv& argv, const std::optional<NextClaim>& next);
+void encode_next_claim(Args& argv, const std::optional<NextClaim>& next);
 // Decodes the claim part of a completion script's reply with claim_result. The completion has
 // written by then, so every failure, 'missing' (a ready event without its stream entry) included,
 // is outcome-unknown.

@@ -13,11 +13,11 @@ namespace {
 
 // A child's id key and its six ARGV values (both scripts).
 void encode_child(Call& c, const Keys& k, std::int64_t now, const ChildEvent& child) {
-  c.keys.push_back(k.id(*child.id));
+  c.keys.push_written([&](std::string& out) { k.put_id(out, *child.id); });
   c.argv.push_back(*child.id);
   c.argv.push_back(child.type);
-  c.argv.push_back(a2::detail::json_text(child.payload));
-  c.argv.push_back(child.lane.value_or(""));
+  c.argv.push_written([&](std::string& out) { a2::detail::append_json_text(out, child.payload); });
+  c.argv.push_back(child.lane ? std::string_view(*child.lane) : std::string_view());
   c.argv.push_back(flag(child.settled));
   c.argv.push_back(delay(now, child.available_at_ms));
 }
@@ -26,15 +26,18 @@ void encode_child(Call& c, const Keys& k, std::int64_t now, const ChildEvent& ch
 
 Call CompleteAttempt::encode(const Keys& k) const {
   Call c;
-  c.keys = {k.log(session),   k.count(session),       k.meta(session),       k.pending(session),
-            k.ready(session), k.pins(session, index), k.pin_counts(session), k.meta_split(session)};
-  c.keys.reserve(c.keys.size() + children.size());
-  c.argv = {std::string(session), decimal(now), decimal(index), decimal(attempt),
+  const std::size_t key_bytes = k.prefix.size() + session.size() + 32;
+  c.keys.reserve_bytes(9 * key_bytes + children.size() * (key_bytes + 24));
+  push_log_and_queue_keys(c.keys, k, session);
+  c.keys.push_back(k.pins(session, index));
+  c.keys.push_joined(k.pin_counts<KeyPieces>(session));
+  c.keys.push_joined(k.meta_split<KeyPieces>(session));
+  c.argv.reserve_bytes(2 * key_bytes + 96 + children.size() * 160);
+  c.argv = {session, decimal(now), decimal(index), decimal(attempt),
             decimal(static_cast<std::int64_t>(children.size()))};
-  c.argv.reserve(9 + children.size() * 6);
   for (const auto& child : children) encode_child(c, k, now, child);
   c.keys.push_back(k.work());
-  c.argv.push_back(k.notify(session));
+  c.argv.push_joined(k.notify<KeyPieces>(session));
   encode_next_claim(c.argv, next);
   return c;
 }
@@ -103,8 +106,8 @@ Call CompleteAttempts::encode(const Keys& k) const {
   c.argv = {std::string(session), decimal(now),
             decimal(static_cast<std::int64_t>(completions.size())),
             decimal(static_cast<std::int64_t>(children))};
-  c.keys.reserve(c.keys.size() + children);
-  c.argv.reserve(8 + completions.size() * 3 + children * 6);
+  c.keys.reserve_bytes(children * (k.prefix.size() + 64));
+  c.argv.reserve_bytes(96 + completions.size() * 24 + children * 160);
   for (const auto& completion : completions) {
     c.argv.push_back(decimal(completion.index));
     c.argv.push_back(decimal(completion.attempt));

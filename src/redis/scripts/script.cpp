@@ -13,12 +13,14 @@ namespace {
 
 // EVALSHA sha numkeys key... arg..., encoded in place.
 void put_evalsha(Resp& r, const a2::detail::EmbeddedText& script, const Call& call) {
+  // The header and the first three arguments take under 128 bytes.
+  r.reserve(128 + call.keys.encoded().size() + call.argv.encoded().size());
   r.command(3 + call.keys.size() + call.argv.size());
   r.arg("EVALSHA");
   r.arg(script.sha1);
   r.arg(static_cast<std::int64_t>(call.keys.size()));
-  for (const auto& k : call.keys) r.arg(k);
-  for (const auto& a : call.argv) r.arg(a);
+  r.raw(call.keys.encoded());
+  r.raw(call.argv.encoded());
 }
 
 bool noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
@@ -49,6 +51,26 @@ Send on(Connection& c, std::string_view op) {
 }
 
 }  // namespace
+
+Args& Args::operator=(std::initializer_list<std::string_view> values) {
+  bytes_.clear();
+  size_ = 0;
+  for (std::string_view v : values) push_back(v);
+  return *this;
+}
+
+std::vector<std::string> Args::values() const {
+  // Each value is "$<length>\r\n<bytes>\r\n" (Resp::arg).
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < bytes_.size()) {
+    const std::size_t line_end = bytes_.find("\r\n", at);
+    const std::size_t n = std::stoull(bytes_.substr(at + 1, line_end - at - 1));
+    out.push_back(bytes_.substr(line_end + 2, n));
+    at = line_end + 2 + n + 2;
+  }
+  return out;
+}
 
 Reply run_script(const Send& send, std::string_view op, const a2::detail::EmbeddedText& script,
                  const Call& call) {

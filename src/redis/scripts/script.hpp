@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,10 +27,49 @@
 
 namespace a2::redis::detail::scripts {
 
+// The KEYS or the ARGV of one script call. Each value is written in RESP (Resp::arg) as it is
+// added, all into one buffer, so a request is its EVALSHA header and these bytes: no string per
+// value on the way. values() reads them back (tests, diagnostics). Plain value.
+class Args {
+ public:
+  Args() = default;
+  Args(std::initializer_list<std::string_view> values) { *this = values; }
+  Args& operator=(std::initializer_list<std::string_view> values);
+
+  void push_back(std::string_view value) {
+    Resp(bytes_).arg(value);
+    ++size_;
+  }
+  void emplace_back(std::string_view value) { push_back(value); }
+  // One value: the pieces joined (a key's pieces, keys.hpp), without a string of their own.
+  template <class Pieces>
+  void push_joined(const Pieces& pieces) {
+    Resp(bytes_).arg_joined(pieces);
+    ++size_;
+  }
+  // One value that write(std::string& out) appends to out.
+  template <class Write>
+  void push_written(Write&& write) {
+    Resp(bytes_).arg_written(write);
+    ++size_;
+  }
+  // Room for `bytes` more encoded bytes.
+  void reserve_bytes(std::size_t bytes) { bytes_.reserve(bytes_.size() + bytes); }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::string& encoded() const { return bytes_; }
+  std::vector<std::string> values() const;
+
+ private:
+  std::string bytes_;
+  std::size_t size_ = 0;
+};
+
 // One script invocation's KEYS and ARGV.
 struct Call {
-  Argv keys;
-  Argv argv;
+  Args keys;
+  Args argv;
 };
 
 // Sends one request that `encode` writes and returns its reply: on a pooled connection
@@ -62,6 +102,16 @@ Reply run(Connection& c, std::string_view op, const Keys& keys, const Args& args
 template <class Args>
 Reply run(const Send& send, std::string_view op, const Keys& keys, const Args& args) {
   return run_script(send, op, Args::script(), args.encode(keys));
+}
+
+// The keys that open the KEYS of append, claim_available and complete_attempt, in their order:
+// log count meta pending ready, written from their pieces.
+inline void push_log_and_queue_keys(Args& keys, const Keys& k, std::string_view session) {
+  keys.push_joined(k.log<KeyPieces>(session));
+  keys.push_joined(k.count<KeyPieces>(session));
+  keys.push_joined(k.meta<KeyPieces>(session));
+  keys.push_joined(k.pending<KeyPieces>(session));
+  keys.push_joined(k.ready<KeyPieces>(session));
 }
 
 inline std::string decimal(std::int64_t v) { return std::to_string(v); }
