@@ -47,8 +47,11 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
     using V = scripts::Append::Verdict;
     const std::int64_t now = clock().now_ms();
     const auto n = static_cast<std::int64_t>(events.size());
-    const auto reply = scripts::Append::decode(
-        op, script(op, scripts::Append{s, now, events, options.origin_index}));
+    const auto reply =
+        scripts::AppendOne::one_event(now, events, options.origin_index)
+            ? scripts::AppendOne::decode(op, script(op, scripts::AppendOne{s, now, events[0]}))
+            : scripts::Append::decode(
+                  op, script(op, scripts::Append{s, now, events, options.origin_index}));
     switch (reply.verdict) {
       case V::empty:
         return AppendResult{{}, reply.has_pending};

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The Lua fast paths (append, claim_available, complete_attempt: `local FAST_PATH = true`) are
-// equal to the general paths: every call below runs on two databases of the shared server, with
-// the production script (EVALSHA) on one and a copy whose FAST_PATH line is false (EVAL) on the
-// other, from the same state and with the same arguments; the replies, every stored key (DUMP)
-// and the wake-ups each published must be equal after each call. The calls cover the fast paths
-// (append's one-event branch too) and each hand-off to the
-// general path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes,
-// exclusions, settled events, scheduled events and children), bounded claims (max_events) and
-// claims that meet delayed events (av).
+// The Lua fast paths (append, append_one, claim_available, complete_attempt: `local FAST_PATH =
+// true`) are equal to the general paths: every call below runs on two databases of the shared
+// server, with the production script (EVALSHA) on one and a copy whose FAST_PATH line is false
+// (EVAL) on the other, from the same state and with the same arguments; the replies, every stored
+// key (DUMP) and the wake-ups each published must be equal after each call. The calls cover the
+// fast paths (append's one-event batches and append_one too) and each hand-off to the general
+// path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes, exclusions,
+// settled events, scheduled events and children), bounded claims (max_events) and claims that
+// meet delayed events (av). append_one.lua also runs against append.lua on the same event.
 
 #include <algorithm>
 #include <map>
@@ -103,6 +103,20 @@ class Twins {
     check_same_messages();
     ++compared_;
     return fast;
+  }
+
+  // Runs script `a` on the production twin and `b` on the general one, both by EVALSHA, from the
+  // same state: two scripts that must answer and write alike (append_one.lua and append.lua).
+  template <class A, class B>
+  Reply across(const A& a, const B& b) {
+    Reply ra = scripts::run_script(*production_, "test", A::script(), a.encode(keys_));
+    Reply rb = scripts::run_script(*general_, "test", B::script(), b.encode(keys_));
+    INFO("scripts " << A::script().name << " and " << B::script().name);
+    CHECK(render(ra) == render(rb));
+    check_same_keys();
+    check_same_messages();
+    ++compared_;
+    return ra;
   }
 
   // Runs a script without a fast path the production way on both.
@@ -248,6 +262,59 @@ TEST_CASE(
     auto edge = batch("edge-", 1, 1, false);
     edge[0].payload = a2::Json(std::string(entry - 15 - edge[0].id->size(), 'y'));
     t.both_ways(Append{"edge-" + std::to_string(entry), ++now, edge, std::nullopt});
+  }
+
+  // append_one: its fast path equals its general path (a new session without the split key,
+  // then with it, a replay, an id of another session, a payload over the wake-up rule, the
+  // rule's edge), and it answers, writes and wakes as append.lua does for the same event.
+  {
+    using scripts::AppendOne;
+    const auto one = batch("one-", 1, 4, false);
+    t.both_ways(AppendOne{"o", ++now, one[0]});
+    t.both_ways(AppendOne{"o", ++now, one[1]});
+    t.both_ways(AppendOne{"o", ++now, one[1]});  // Replay: dup.
+    t.both_ways(AppendOne{"p", ++now, one[0]});  // Foreign.
+    t.both_ways(AppendOne{"o", ++now, single[0]});
+    for (std::size_t entry : {32'767, 32'768}) {
+      auto edge = batch("edge1-", 1, 1, false);
+      edge[0].payload = a2::Json(std::string(entry - 15 - edge[0].id->size(), 'y'));
+      t.both_ways(AppendOne{"edge1-" + std::to_string(entry), ++now, edge[0]});
+    }
+    const auto alike = batch("alike-", 1, 2, false);
+    for (const auto& e : alike) {
+      const std::vector<a2::NewEvent> as_batch{e};
+      ++now;
+      t.across(AppendOne{"q", now, e}, Append{"q", now, as_batch, std::nullopt});
+      t.across(AppendOne{"q", now, e}, Append{"q", now, as_batch, std::nullopt});  // Replay.
+    }
+    const std::vector<a2::NewEvent> alike_first{alike[0]};
+    ++now;
+    t.across(AppendOne{"r", now, alike[0]},
+             Append{"r", now, alike_first, std::nullopt});  // Foreign.
+    std::string big_one(40'000, 'z');
+    auto big_event = batch("big-one-", 1, 1, false);
+    big_event[0].payload = a2::Json(big_one);
+    ++now;
+    t.across(AppendOne{"q", now, big_event[0]}, Append{"q", now, big_event, std::nullopt});
+    CHECK(AppendOne::one_event(now, alike, std::nullopt) == false);  // Two events.
+    CHECK(AppendOne::one_event(now, alike_first, std::nullopt));
+    CHECK_FALSE(AppendOne::one_event(now, alike_first, 3));  // An origin.
+    auto laned_one = alike_first;
+    laned_one[0].lane = "";  // An empty lane is no lane (append.lua stores '' for both).
+    CHECK(AppendOne::one_event(now, laned_one, std::nullopt));
+    laned_one[0].lane = "l";
+    CHECK_FALSE(AppendOne::one_event(now, laned_one, std::nullopt));
+    auto later = alike_first;
+    later[0].available_at_ms = now;  // Not after now: at once.
+    CHECK(AppendOne::one_event(now, later, std::nullopt));
+    later[0].available_at_ms = now + 1;
+    CHECK_FALSE(AppendOne::one_event(now, later, std::nullopt));
+    auto fact = alike_first;
+    fact[0].settled = true;
+    CHECK_FALSE(AppendOne::one_event(now, fact, std::nullopt));
+    auto caused = alike_first;
+    caused[0].cause = a2::EventCause{1, 1};
+    CHECK_FALSE(AppendOne::one_event(now, caused, std::nullopt));
   }
 
   // Claim: every ready event in one hash (fast), busy, settled, over 100 ready, exclusions.

@@ -218,6 +218,7 @@ TEST_CASE("every typed script caller matches its script's declared KEYS and ARGV
   std::vector<a2::NewEvent> scheduled{event("c")};
   scheduled[0].available_at_ms = 5;
   check_caller(scripts::Append{"s", 1, scheduled, std::nullopt});
+  check_caller(scripts::AppendOne{"s", 1, events[0]});
   const std::vector<std::int64_t> exclude{4, 5, 6};
   check_caller(scripts::ClaimAvailable{"s", "h", 1, 2, exclude});
   check_caller(scripts::ClaimAvailable{"s", "h", 1, 2, {}});

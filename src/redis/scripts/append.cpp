@@ -37,6 +37,34 @@ Call Append::encode(const Keys& k) const {
   return c;
 }
 
+bool AppendOne::one_event(std::int64_t now, std::span<const NewEvent> events,
+                          const std::optional<std::int64_t>& origin_index) {
+  if (events.size() != 1 || origin_index) return false;
+  const NewEvent& e = events.front();
+  // The arguments append.lua's layout would carry empty: cause, lane ('' is no lane), settled,
+  // available_at (a time not after now is none: delay()).
+  return !e.cause && (!e.lane || e.lane->empty()) && !e.settled &&
+         delay(now, e.available_at_ms).empty();
+}
+
+Call AppendOne::encode(const Keys& k) const {
+  Call c;
+  const std::size_t key_bytes = k.prefix.size() + session.size() + 24;
+  c.keys.reserve_bytes(8 * key_bytes + 64);
+  push_log_and_queue_keys(c.keys, k, session);
+  c.keys.push_joined(k.meta_split<KeyPieces>(session));
+  c.keys.push_written([&](std::string& out) { k.put_id(out, *event.id); });
+  c.keys.push_back(k.work());
+  c.argv.reserve_bytes(key_bytes + 160);
+  c.argv.push_back(session);
+  c.argv.push_back(decimal(now));
+  c.argv.push_back(*event.id);
+  c.argv.push_back(event.type);
+  c.argv.push_written([&](std::string& out) { a2::detail::append_json_text(out, event.payload); });
+  c.argv.push_joined(k.notify<KeyPieces>(session));
+  return c;
+}
+
 Append::Result Append::decode(std::string_view op, const Reply& r) {
   if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
   const std::string verdict = text(op, r[0]);

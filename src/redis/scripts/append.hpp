@@ -40,4 +40,24 @@ struct Append {
   static Result decode(std::string_view op, const Reply& r);
 };
 
+// Typed caller of lua/append_one.lua: append.lua's call for one unsettled event without cause,
+// lane, available_at or origin (one_event()), in fewer arguments. Same replies as Append.
+struct AppendOne {
+  static constexpr std::string_view kKeys = "log count meta pending ready meta-split id work";
+  static constexpr std::string_view kArgv = "session now id type payload notify";
+  static const a2::detail::EmbeddedText& script();
+
+  // Whether an append of `events` with `origin_index` is one AppendOne takes.
+  static bool one_event(std::int64_t now, std::span<const NewEvent> events,
+                        const std::optional<std::int64_t>& origin_index);
+
+  std::string_view session;
+  std::int64_t now = 0;
+  const NewEvent& event;  // Its id set.
+
+  Call encode(const Keys& k) const;
+  using Result = Append::Result;
+  static Result decode(std::string_view op, const Reply& r) { return Append::decode(op, r); }
+};
+
 }  // namespace a2::redis::detail::scripts

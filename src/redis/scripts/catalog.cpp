@@ -25,6 +25,7 @@ namespace a2::redis::detail::scripts {
 namespace lua = a2::detail::lua;
 
 const a2::detail::EmbeddedText& Append::script() { return lua::kAppend; }
+const a2::detail::EmbeddedText& AppendOne::script() { return lua::kAppendOne; }
 const a2::detail::EmbeddedText& ClaimAvailable::script() { return lua::kClaimAvailable; }
 const a2::detail::EmbeddedText& Clear::script() { return lua::kClear; }
 const a2::detail::EmbeddedText& CompleteAttempt::script() { return lua::kCompleteAttempt; }
