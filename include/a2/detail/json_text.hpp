@@ -4,9 +4,10 @@
 // JSON text as the original package writes and reads it. append_json_text() (and json_text(),
 // its string form) is the one serializer of every JSON text a2 stores or sends: the bytes
 // JSON.stringify gives for the same value (members in insertion order, no spaces, numbers as
-// ECMAScript Number::toString prints them, strings escaped as JSON.stringify escapes them). parse_stored_json() is the one parser of JSON text
-// read back from a store: it also reads what JSON.stringify writes but nlohmann rejects (a lone
-// UTF-16 surrogate escape such as "\ud800", decoded as U+FFFD). Stateless; thread-safe.
+// ECMAScript Number::toString prints them, strings escaped as JSON.stringify escapes them).
+// parse_stored_json() is the one parser of JSON text read back from a store: it also reads what
+// JSON.stringify writes but nlohmann rejects (a lone UTF-16 surrogate escape such as "\ud800",
+// decoded as U+FFFD). Stateless; thread-safe.
 
 #include <charconv>
 #include <cmath>

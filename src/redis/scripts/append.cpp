@@ -13,11 +13,8 @@ Call Append::encode(const Keys& k) const {
   Call c;
   // Every value written in place (Args): keys from their pieces, the payload's JSON text and the
   // id keys straight into the buffers, so an append makes no string per argument.
-  const std::size_t key_bytes = k.prefix.size() + session.size() + 24;
-  c.keys.reserve_bytes(7 * key_bytes + events.size() * (key_bytes + 24));
   push_log_and_queue_keys(c.keys, k, session);
   c.keys.push_joined(k.meta_split<KeyPieces>(session));
-  c.argv.reserve_bytes(key_bytes + 64 + events.size() * 160);
   c.argv.push_back(session);
   c.argv.push_back(decimal(now));
   c.argv.push_back(decimal(static_cast<std::int64_t>(events.size())));
@@ -49,13 +46,10 @@ bool AppendOne::one_event(std::int64_t now, std::span<const NewEvent> events,
 
 Call AppendOne::encode(const Keys& k) const {
   Call c;
-  const std::size_t key_bytes = k.prefix.size() + session.size() + 24;
-  c.keys.reserve_bytes(8 * key_bytes + 64);
   push_log_and_queue_keys(c.keys, k, session);
   c.keys.push_joined(k.meta_split<KeyPieces>(session));
   c.keys.push_written([&](std::string& out) { k.put_id(out, *event.id); });
   c.keys.push_back(k.work());
-  c.argv.reserve_bytes(key_bytes + 160);
   c.argv.push_back(session);
   c.argv.push_back(decimal(now));
   c.argv.push_back(*event.id);

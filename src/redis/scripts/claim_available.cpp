@@ -53,7 +53,6 @@ namespace scripts {
 
 Call ClaimAvailable::encode(const Keys& k) const {
   Call c;
-  c.keys.reserve_bytes(7 * (k.prefix.size() + session.size() + 24));
   push_log_and_queue_keys(c.keys, k, session);
   c.keys.push_joined(k.meta_split<KeyPieces>(session));
   c.keys.push_back(k.work());

@@ -26,13 +26,10 @@ void encode_child(Call& c, const Keys& k, std::int64_t now, const ChildEvent& ch
 
 Call CompleteAttempt::encode(const Keys& k) const {
   Call c;
-  const std::size_t key_bytes = k.prefix.size() + session.size() + 32;
-  c.keys.reserve_bytes(9 * key_bytes + children.size() * (key_bytes + 24));
   push_log_and_queue_keys(c.keys, k, session);
   c.keys.push_back(k.pins(session, index));
   c.keys.push_joined(k.pin_counts<KeyPieces>(session));
   c.keys.push_joined(k.meta_split<KeyPieces>(session));
-  c.argv.reserve_bytes(2 * key_bytes + 96 + children.size() * 160);
   c.argv = {session, decimal(now), decimal(index), decimal(attempt),
             decimal(static_cast<std::int64_t>(children.size()))};
   for (const auto& child : children) encode_child(c, k, now, child);
@@ -106,8 +103,6 @@ Call CompleteAttempts::encode(const Keys& k) const {
   c.argv = {std::string(session), decimal(now),
             decimal(static_cast<std::int64_t>(completions.size())),
             decimal(static_cast<std::int64_t>(children))};
-  c.keys.reserve_bytes(children * (k.prefix.size() + 64));
-  c.argv.reserve_bytes(96 + completions.size() * 24 + children * 160);
   for (const auto& completion : completions) {
     c.argv.push_back(decimal(completion.index));
     c.argv.push_back(decimal(completion.attempt));

@@ -11,7 +11,6 @@ Call ReleaseClaims::encode(const Keys& k) const {
   c.keys = {k.count(session), k.meta(session), k.meta_split(session), k.work()};
   c.argv = {std::string(holder), decimal(now), delay(now, available_at),
             decimal(static_cast<std::int64_t>(claims.size()))};
-  c.argv.reserve_bytes(claims.size() * 2 * 24);
   for (const auto& claim : claims) {
     c.argv.push_back(decimal(claim.index));
     c.argv.push_back(decimal(claim.attempt));

@@ -37,31 +37,36 @@ class Args {
   Args& operator=(std::initializer_list<std::string_view> values);
 
   void push_back(std::string_view value) {
-    Resp(bytes_).arg(value);
+    out().arg(value);
     ++size_;
   }
   void emplace_back(std::string_view value) { push_back(value); }
   // One value: the pieces joined (a key's pieces, keys.hpp), without a string of their own.
   template <class Pieces>
   void push_joined(const Pieces& pieces) {
-    Resp(bytes_).arg_joined(pieces);
+    out().arg_joined(pieces);
     ++size_;
   }
   // One value that write(std::string& out) appends to out.
   template <class Write>
   void push_written(Write&& write) {
-    Resp(bytes_).arg_written(write);
+    out().arg_written(write);
     ++size_;
   }
-  // Room for `bytes` more encoded bytes.
-  void reserve_bytes(std::size_t bytes) { bytes_.reserve(bytes_.size() + bytes); }
-
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const std::string& encoded() const { return bytes_; }
   std::vector<std::string> values() const;
 
  private:
+  // The buffer, with room for a usual call's values from the first one on (a larger call's
+  // buffer grows by doubling).
+  Resp out() {
+    constexpr std::size_t kFirstBytes = 512;
+    if (bytes_.capacity() < kFirstBytes) bytes_.reserve(kFirstBytes);
+    return Resp(bytes_);
+  }
+
   std::string bytes_;
   std::size_t size_ = 0;
 };
