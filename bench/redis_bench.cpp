@@ -266,7 +266,8 @@ void store_floor_split(Admin& admin, const std::string& p) {
 // The event advances as a2's do: the claim takes index n (ARGV), its fields in the metadata chunk
 // of n (`meta:<floor((n - 1) / 1000)>`, so the hash grows to 1000 events' fields as a2's do) and
 // its stream entry n-0; the completion writes the child as entry n+1, the next claim's event.
-// Arguments are the event's own, built as a2 builds them; replies are constants.
+// Arguments are the event's own, built as a2 builds them; replies are constants of the shape of
+// a2's (the claim's: lua/lib/claim.lua, a fresh event's row nil).
 // Claim: KEYS ready, meta-split, count, clear, meta, log, work; ARGV n.
 constexpr const char* kClaimFloorScript =
     "local n = ARGV[1]\n"
@@ -279,8 +280,7 @@ constexpr const char* kClaimFloorScript =
     "redis.call('HSET', meta, n .. ':d', '1', n .. ':fc', '1700000000000', n .. ':lc', "
     "'1700000000000', n .. ':ch', 'w', n .. ':ce', '1700000600000')\n"
     "redis.call('ZADD', KEYS[7], '1700000600000', KEYS[1])\n"
-    "return { 'claimed', n, '1', '0', false, '1700000000000', '1700000000000', false, false, "
-    "'w', '1700000600000', e[1], false, '0' }";
+    "return { 'claimed', '1', '1700000000000', 'w', '1700000600000', '0', e[1], false }";
 // Complete: KEYS count, meta-split, clear, id key, meta, pending, ready, pins of n, log, work;
 // ARGV child id, n.
 constexpr const char* kCompleteFloorScript =

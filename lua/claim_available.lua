@@ -9,10 +9,11 @@
 -- KEYS[7] work (p:work, the work index: docs/redis-layout.md#work-index)
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] maxEvents|'' (no limit)
 -- ARGV[5] excludedCount  ARGV[5 + i] excluded index
--- Returns { 'claimed', count, (attempt, failureCount, lastError|false, firstClaimedAt,
---   lastClaimedAt, lastFailedAt|false, lastFailedAttempt|false, holder, expiresAt,
---   streamEntry, availableAt|false) x count, boundary } | { 'busy', retryAtMs } | { 'settled' } |
---   { 'missing', index }
+-- Returns { 'claimed', count, now, holder, expiresAt, boundary, (streamEntry, row) x count }
+--   | { 'busy', retryAtMs } | { 'settled' } | { 'missing', index }; row is false when none of
+--   the event's claim columns (ce d fc a e lf lfa av) is set (attempt 1, no failures, first
+--   claimed now), else { attempt, failureCount, lastError|false, firstClaimedAt,
+--   lastFailedAt|false, lastFailedAttempt|false, availableAt|false } (lua/lib/claim.lua).
 -- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
 -- candidates after the maxEvents-th claim are not looked at.
 -- Without exclusions the claim then sets the session's work index entry with one command
@@ -86,9 +87,16 @@ if FAST_PATH and ARGV[5] == '0' then
     else
       redis.call('ZADD', WORK, expires_at, session)
     end
-    return { 'claimed', '1', attempt, values[4] or '0', values[5] or false, first_claimed, now,
-      values[6] or false, values[7] or false, holder, expires_at, entries[1], values[8] or false,
-      decimal(tonumber(fast_bounds[3] or '0')) }
+    local row = false
+    for column = 1, 8 do
+      if values[column] then
+        row = { attempt, values[4] or '0', values[5] or false, first_claimed, values[6] or false,
+          values[7] or false, values[8] or false }
+        break
+      end
+    end
+    return { 'claimed', '1', now, holder, expires_at, decimal(tonumber(fast_bounds[3] or '0')),
+      entries[1], row }
   end
   local key = nil
   if count <= 100 then
@@ -138,7 +146,7 @@ if FAST_PATH and ARGV[5] == '0' then
         if claimed == limit then break end
       end
     end
-    local result, writes = { 'claimed', '' }, {}
+    local result, writes = { 'claimed', '', now, holder, expires_at, '' }, {}
     if claimed > 0 then
       local entries, missing = read_entries(KEYS[1], picked_fields, claimed)
       if not entries then return { 'missing', missing } end
@@ -158,18 +166,17 @@ if FAST_PATH and ARGV[5] == '0' then
         writes[w + 8] = holder
         writes[w + 9] = field .. ':ce'
         writes[w + 10] = expires_at
-        local r = #result
-        result[r + 1] = attempt
-        result[r + 2] = values[at + 4] or '0'
-        result[r + 3] = values[at + 5] or false
-        result[r + 4] = first_claimed
-        result[r + 5] = now
-        result[r + 6] = values[at + 6] or false
-        result[r + 7] = values[at + 7] or false
-        result[r + 8] = holder
-        result[r + 9] = expires_at
-        result[r + 10] = entries[k]
-        result[r + 11] = values[at + 8] or false
+        local r = 5 + 2 * k
+        result[r] = entries[k]
+        result[r + 1] = false
+        for column = at + 1, at + 8 do
+          if values[column] then
+            result[r + 1] = { attempt, values[at + 4] or '0', values[at + 5] or false,
+              first_claimed, values[at + 6] or false, values[at + 7] or false,
+              values[at + 8] or false }
+            break
+          end
+        end
       end
     end
     if claimed > 0 then
@@ -182,7 +189,7 @@ if FAST_PATH and ARGV[5] == '0' then
         redis.call('ZADD', WORK, expires_at, session)
       end
       result[2] = decimal(claimed)
-      result[#result + 1] = decimal(tonumber(fast_bounds[3] or '0'))
+      result[6] = decimal(tonumber(fast_bounds[3] or '0'))
       return result
     end
     if retry_at then

@@ -62,18 +62,17 @@ TEST_CASE("number decodes integers, decimal text, exponent form and fractions",
 
 TEST_CASE("claim_result decodes the claimed shapes of the original package's data",
           "[redis][decoder]") {
-  // Two claimed events: one with every optional column absent (nil) and counters as integers,
-  // one with fractional times, counters as text, a lone surrogate in its payload, a
-  // fractional created_at and a cause written by cjson in another key order.
-  Reply r = a({s("claimed"), s("2"),
-               // attempt, failures, lastError, firstClaimed, lastClaimed, lastFailed,
-               // lastFailedAttempt, holder, expiresAt, entry, availableAt
-               i(1), s("0"), nil(), s("1000"), s("1000"), nil(), nil(), s("w"), s("31000"),
-               entry(1, "{\"b\":1,\"a\":2}", "999"), nil(), s("3"), s("2"), s("boom"),
-               s("1700000000000.25"), s("1700000000001"), s("1700000000000.9"), s("2"), s("w"),
-               s("1700000060000.3333"),
+  // { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count }. Two claimed
+  // events: a fresh one (row nil) and one whose row holds fractional times, counters as text
+  // and integers, with a lone surrogate in its payload, a fractional created_at and a cause
+  // written by cjson in another key order; the shared lease end is fractional.
+  Reply r = a({s("claimed"), s("2"), s("1700000000001"), s("w"), s("1700000060000.3333"), s("0"),
+               entry(1, "{\"b\":1,\"a\":2}", "999"), nil(),
                entry(2, "\"\\ud800\"", "1700000000000.75", "{\"attempt\":1,\"index\":1}"),
-               s("1700000000500.5"), s("0")});
+               // attempt, failures, lastError, firstClaimed, lastFailed, lastFailedAttempt,
+               // availableAt
+               a({i(3), s("2"), s("boom"), s("1700000000000.25"), s("1700000000000.9"), s("2"),
+                  s("1700000000500.5")})});
   auto result = codec::claim_result("claim_available", "s", r);
   REQUIRE(result.verdict == ClaimVerdict::claimed);
   REQUIRE(result.events.size() == 2);
@@ -83,8 +82,12 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   CHECK(first.attempt_count == 1);
   CHECK(first.failure_count == 0);
   CHECK(first.last_error == std::nullopt);
+  CHECK(first.first_claimed_at == 1700000000001);
+  CHECK(first.last_claimed_at == 1700000000001);
   CHECK(first.last_failed_at == std::nullopt);
-  CHECK(first.claim_expires_at == 31000);
+  CHECK(first.last_failed_attempt == std::nullopt);
+  CHECK(first.claim_holder == std::optional<std::string>("w"));
+  CHECK(first.claim_expires_at == 1700000060000);
   CHECK(first.clear_index == std::nullopt);
   CHECK(first.available_at == std::nullopt);
   const auto& second = result.events[1];
@@ -95,15 +98,31 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   CHECK(second.failure_count == 2);
   CHECK(second.last_error == std::optional<std::string>("boom"));
   CHECK(second.first_claimed_at == 1700000000000);
+  CHECK(second.last_claimed_at == 1700000000001);
   CHECK(second.last_failed_at == 1700000000000);
   CHECK(second.last_failed_attempt == 2);
   CHECK(second.claim_expires_at == 1700000060000);
   CHECK(second.available_at == 1700000000500);
 
-  // Without the trailing boundary, and with one.
-  Reply bounded = a({s("claimed"), i(1), s("1"), s("0"), nil(), s("5"), s("5"), nil(), nil(),
-                     s("w"), s("9"), entry(4, "null", "5"), nil(), s("3")});
-  CHECK(codec::claim_result("claim_available", "s", bounded).events.at(0).clear_index == 3);
+  // Integers in the header and the row, a row of nils, and a clear boundary.
+  Reply bounded = a({s("claimed"), i(1), i(5), s("w"), i(9), s("3"), entry(4, "null", "5"),
+                     a({s("2"), i(0), nil(), nil(), nil(), nil(), nil()})});
+  const auto& one = codec::claim_result("claim_available", "s", bounded).events.at(0);
+  CHECK(one.clear_index == 3);
+  CHECK(one.attempt_count == 2);
+  CHECK(one.failure_count == 0);
+  CHECK(one.first_claimed_at == std::nullopt);
+  CHECK(one.last_claimed_at == 5);
+  CHECK(one.claim_expires_at == 9);
+
+  // A reply of another shape is a failure of the store, not a crash.
+  for (const Reply& bad :
+       {a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5")}),
+        a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"),
+           a({s("2")})}),
+        a({s("claimed"), s("2"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"), nil()}),
+        a({s("claimed"), s("0"), s("5"), s("w"), s("9"), s("0")})})
+    CHECK_THROWS_AS(codec::claim_result("claim_available", "s", bad), Unavailable);
 
   auto busy = codec::claim_result("claim_available", "s", a({s("busy"), s("1700000060000.3")}));
   CHECK(busy.verdict == ClaimVerdict::busy);

@@ -19,30 +19,44 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
     result.retry_at = number(op, r[1]);
     return result;
   }
-  if (verdict != "claimed" || r.size() < 2) unexpected(op, "unknown verdict '" + verdict + "'");
-  // { 'claimed', count, (11 columns) x count, boundary }
-  constexpr std::size_t kColumns = 11;
+  // { 'claimed', count, now, holder, expiresAt, boundary, (streamEntry, row) x count }; row nil
+  // (no claim column set: attempt 1, no failures, first claimed now) or { attempt,
+  // failureCount, lastError, firstClaimedAt, lastFailedAt, lastFailedAttempt, availableAt }
+  // (lua/lib/claim.lua).
+  constexpr std::size_t kHeader = 6;
+  if (verdict != "claimed" || r.size() < kHeader)
+    unexpected(op, "unknown verdict '" + verdict + "'");
   const auto count = number(op, r[1]);
-  if (count < 1 || r.size() < 2 + static_cast<std::size_t>(count) * kColumns)
+  if (count < 1 || r.size() != kHeader + static_cast<std::size_t>(count) * 2)
     unexpected(op, "short 'claimed' reply");
   const auto n = static_cast<std::size_t>(count);
-  std::int64_t clear = 0;
-  if (r.size() > 2 + n * kColumns) clear = number(op, r[2 + n * kColumns]);
+  const std::int64_t now = number(op, r[2]);
+  const std::string holder = text(op, r[3]);
+  const std::int64_t expires_at = number(op, r[4]);
+  const std::int64_t clear = number(op, r[5]);
   result.verdict = ClaimVerdict::claimed;
   result.events.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t o = 2 + i * kColumns;
-    StoredEvent e = to_stored_event(op, session_id, r[o + 9]);
-    e.attempt_count = number(op, r[o]);
-    e.failure_count = r[o + 1].is_nil() ? 0 : number(op, r[o + 1]);
-    if (!r[o + 2].is_nil()) e.last_error = text(op, r[o + 2]);
-    e.first_claimed_at = optional_number(op, r[o + 3]);
-    e.last_claimed_at = optional_number(op, r[o + 4]);
-    e.last_failed_at = optional_number(op, r[o + 5]);
-    e.last_failed_attempt = optional_number(op, r[o + 6]);
-    e.claim_holder = text(op, r[o + 7]);
-    e.claim_expires_at = number(op, r[o + 8]);
-    e.available_at = optional_number(op, r[o + 10]);  // A delay that has passed, if any.
+    const std::size_t o = kHeader + i * 2;
+    StoredEvent e = to_stored_event(op, session_id, r[o]);
+    e.last_claimed_at = now;
+    e.claim_holder = holder;
+    e.claim_expires_at = expires_at;
+    const Reply& row = r[o + 1];
+    if (row.is_nil()) {
+      e.attempt_count = 1;
+      e.failure_count = 0;
+      e.first_claimed_at = now;
+    } else {
+      if (!row.is_array() || row.size() != 7) unexpected(op, "bad claim row");
+      e.attempt_count = number(op, row[0]);
+      e.failure_count = row[1].is_nil() ? 0 : number(op, row[1]);
+      if (!row[2].is_nil()) e.last_error = text(op, row[2]);
+      e.first_claimed_at = optional_number(op, row[3]);
+      e.last_failed_at = optional_number(op, row[4]);
+      e.last_failed_attempt = optional_number(op, row[5]);
+      e.available_at = optional_number(op, row[6]);  // A delay that has passed, if any.
+    }
     if (clear > 0) e.clear_index = clear;
     result.events.push_back(std::move(e));
   }
