@@ -27,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -190,9 +191,14 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& meter, Admin& admin) {
+// Five repetitions: one claim is a single call of about 25 ms, which a moment of the host's
+// slowness moves by several ms (3 repetitions gave medians 4-7 ms apart in alternating runs of one
+// binary). After each repetition's rows, `after_rows(rep)` runs (the layout floor's repetition),
+// so a change of the machine's speed during the section affects a2 and the floor alike.
+std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& meter, Admin& admin,
+                                        const std::function<void(int)>& after_rows) {
   constexpr std::int64_t kReady = 5000;
-  constexpr int kRepetitions = 3;
+  constexpr int kRepetitions = 5;
   std::vector<LargeClaimRow> rows{{"all (no max_events)", std::nullopt, kReady, {}, {}, {}, {}},
                                   {"max_events = 5000", 5000, kReady, {}, {}, {}, {}},
                                   {"max_events = 100", 100, 100, {}, {}, {}, {}}};
@@ -230,6 +236,7 @@ std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& mete
       row.client_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       if (rep == 0) row.first = d;
     }
+    after_rows(rep);
   }
   return rows;
 }
@@ -422,30 +429,24 @@ redis.call('HSET', KEYS[2] .. ':' .. chunk, unpack(writes))
 redis.call('ZADD', KEYS[4], expires, ARGV[4])
 return reply)";
 
-// Server time (ms, `usec` of EVALSHA) of the floor script on fresh sessions of 5,000 ready
-// events that the store appended, one session per repetition.
-std::vector<double> large_claim_floor(a2::Store& store, a2::bench::Meter& meter, Admin& admin,
-                                      const std::string& prefix) {
+// Server time (ms, `usec` of EVALSHA) of the floor script (SCRIPT LOADed as `sha`) on a fresh
+// session of 5,000 ready events that the store appended, one session per repetition `rep`.
+double large_claim_floor(a2::Store& store, a2::bench::Meter& meter, Admin& admin,
+                         const std::string& prefix, const std::string& sha, int rep) {
   constexpr std::int64_t kReady = 5000;
-  constexpr int kRepetitions = 3;
-  const std::string sha = admin.command({"SCRIPT", "LOAD", kLargeClaimFloorScript});
-  std::vector<double> server_ms;
-  for (int rep = 0; rep < kRepetitions; ++rep) {
-    const std::string session = "claim5k-floor-" + std::to_string(rep);
-    for (std::int64_t done = 0; done < kReady; done += 1000)
-      (void)store.append(session, a2::bench::events(1000, done, false));
-    const std::string p = prefix + ":" + session + ":";
-    auto d = meter.around([&] {
-      (void)admin.command({"EVALSHA", sha, "4", p + "ready", p + "meta", p + "log", prefix + ":work",
-                           "1700000000000", "large", "1700000600000", session});
-    });
-    if (get(d, "evalsha") != 1 || get(d, "cmd:hset") != kReady / 100)
-      throw std::runtime_error("the large claim floor on " + session + " ran " +
-                               fmt(get(d, "evalsha"), 0) + " EVALSHA and " +
-                               fmt(get(d, "cmd:hset"), 0) + " HSET");
-    server_ms.push_back(get(d, "evalsha_usec") / 1000.0);
-  }
-  return server_ms;
+  const std::string session = "claim5k-floor-" + std::to_string(rep);
+  for (std::int64_t done = 0; done < kReady; done += 1000)
+    (void)store.append(session, a2::bench::events(1000, done, false));
+  const std::string p = prefix + ":" + session + ":";
+  auto d = meter.around([&] {
+    (void)admin.command({"EVALSHA", sha, "4", p + "ready", p + "meta", p + "log", prefix + ":work",
+                         "1700000000000", "large", "1700000600000", session});
+  });
+  if (get(d, "evalsha") != 1 || get(d, "cmd:hset") != kReady / 100)
+    throw std::runtime_error("the large claim floor on " + session + " ran " +
+                             fmt(get(d, "evalsha"), 0) + " EVALSHA and " +
+                             fmt(get(d, "cmd:hset"), 0) + " HSET");
+  return get(d, "evalsha_usec") / 1000.0;
 }
 
 // Small sessions: claim + complete cycles (the suite's cycle, one unsettled child each) round-robin
@@ -1113,7 +1114,11 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   std::optional<std::vector<std::string>> large_target;
   if (on("claim5k")) {
     note("one claim of 5,000 ready events");
-    std::vector<LargeClaimRow> rows = large_claims(*store, meter, admin);
+    const std::string floor_sha = admin.command({"SCRIPT", "LOAD", kLargeClaimFloorScript});
+    std::vector<double> floor_ms;
+    std::vector<LargeClaimRow> rows = large_claims(*store, meter, admin, [&](int rep) {
+      floor_ms.push_back(large_claim_floor(*store, meter, admin, prefix, floor_sha, rep));
+    });
     auto commands_with_time = [](const a2::bench::Counters& d) {
       std::string out;
       for (const auto& [key, value] : d) {
@@ -1146,9 +1151,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "around the call and its INFO snapshots, less disturbed by other processes on a "
                  "busy machine than the server time; client ms includes the INFO snapshots. "
               << rows.front().server_ms.size()
-              << " repetitions per row, each on a session of its own.\n\n";
+              << " repetitions per row, each on a session of its own; each repetition runs "
+                 "the rows in order, then the layout floor's repetition (below).\n\n";
     large.print();
-    const std::vector<double> floor_ms = large_claim_floor(*store, meter, admin, prefix);
     const double floor = median(floor_ms);
     std::cout << "\n**Layout floor of this claim.** The same kind of fresh session, then one "
                  "EVALSHA of a script that runs only the commands a claim of all 5,000 events "
