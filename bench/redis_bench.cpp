@@ -287,7 +287,9 @@ constexpr const char* kClaimFloorScript =
     "redis.call('HSET', meta, n .. ':d', '1', n .. ':fc', '1700000000000', n .. ':lc', "
     "'1700000000000', n .. ':ch', 'w', n .. ':ce', '1700000600000')\n"
     "redis.call('ZADD', KEYS[7], '1700000600000', KEYS[1])\n"
-    "return { 'claimed', '1', '1700000000000', 'w', '1700000600000', '0', e[1], false }";
+    "local v = e[1][2]\n"
+    "return { 'claimed', '1', '1700000000000', 'w', '1700000600000', '0', e[1][1], v[2], v[4], "
+    "v[6], v[8], v[10], v[12], false }";
 // Complete: KEYS count, meta-split, clear, id key, meta, pending, ready, pins of n, log, work;
 // ARGV child id, n.
 constexpr const char* kCompleteFloorScript =
@@ -389,8 +391,9 @@ class GrowthFloorCalls {
 // and the reply: ZRANGE of the ready set, one HLEN per metadata chunk (a claim must learn the
 // events' leases and delays; fresh chunks are empty, so there is nothing to read), XRANGE of the
 // claimed entries, HSET of the five claim fields (d, fc, lc, ch, ce) per event in batches of 100
-// events, ZADD of the work index; the reply is the holder, the lease end and the time once, then
-// each event's attempt and stream entry (a2's reply also repeats the claim fields per event).
+// events, ZADD of the work index; the reply has the shape of a2's (lua/lib/claim.lua): the
+// verdict, count, time, holder, lease end and clear boundary once, then per event its stream
+// entry's id and six values and a nil row (a fresh event).
 // It assumes what holds for a fresh session: every ready event is claimable and the ready
 // indexes are consecutive.
 constexpr const char* kLargeClaimFloorScript = R"(local ready = redis.call('ZRANGE', KEYS[1], 0, -1)
@@ -401,7 +404,8 @@ for c = math.floor((first - 1) / 1000), math.floor((last - 1) / 1000) do
 end
 local entries = redis.call('XRANGE', KEYS[3], first .. '-0', last .. '-0')
 local now, holder, expires = ARGV[1], ARGV[2], ARGV[3]
-local reply = { holder, expires, now }
+local reply = { 'claimed', tostring(n), now, holder, expires, '0' }
+local k = 6
 local writes, chunk = {}, nil
 for i = 1, n do
   local f = ready[i]
@@ -422,8 +426,17 @@ for i = 1, n do
   writes[w + 8] = holder
   writes[w + 9] = f .. ':ce'
   writes[w + 10] = expires
-  reply[2 * i + 2] = '1'
-  reply[2 * i + 3] = entries[i]
+  local e = entries[i]
+  local v = e[2]
+  reply[k + 1] = e[1]
+  reply[k + 2] = v[2]
+  reply[k + 3] = v[4]
+  reply[k + 4] = v[6]
+  reply[k + 5] = v[8]
+  reply[k + 6] = v[10]
+  reply[k + 7] = v[12]
+  reply[k + 8] = false
+  k = k + 8
 end
 redis.call('HSET', KEYS[2] .. ':' .. chunk, unpack(writes))
 redis.call('ZADD', KEYS[4], expires, ARGV[4])
@@ -1159,7 +1172,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "EVALSHA of a script that runs only the commands a claim of all 5,000 events "
                  "must run on the seed's layout (ZRANGE of the ready set, one HLEN per metadata "
                  "chunk, the XRANGE, HSET of the five claim fields per event in batches of 100, "
-                 "ZADD of the work index) and replies each event's attempt and stream entry, "
+                 "ZADD of the work index) and replies in the shape of a2's claim (per event the "
+                 "stream entry's id and six values and a nil row), "
                  "with no logic of its own (`kLargeClaimFloorScript` in bench/redis_bench.cpp). "
                  "Server ms (median of "
               << floor_ms.size() << ", min-max): **" << fmt(floor, 1) << "** ("

@@ -9,11 +9,13 @@
 -- KEYS[7] work (p:work, the work index: docs/redis-layout.md#work-index)
 -- ARGV[1] holder  ARGV[2] now ms  ARGV[3] expiresAt ms  ARGV[4] maxEvents|'' (no limit)
 -- ARGV[5] excludedCount  ARGV[5 + i] excluded index
--- Returns { 'claimed', count, now, holder, expiresAt, boundary, (streamEntry, row) x count }
+-- Returns { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count }
 --   | { 'busy', retryAtMs } | { 'settled' } | { 'missing', index }; row is false when none of
 --   the event's claim columns (ce d fc a e lf lfa av) is set (attempt 1, no failures, first
 --   claimed now), else { attempt, failureCount, lastError|false, firstClaimedAt,
---   lastFailedAt|false, lastFailedAttempt|false, availableAt|false } (lua/lib/claim.lua).
+--   lastFailedAt|false, lastFailedAttempt|false, availableAt|false }; entry is the stream
+--   entry's id and six values, or the entry whole (lua/lib/entries.lua put_entry,
+--   lua/lib/claim.lua).
 -- A held candidate (live lease) adds its lease end to retryAt, a delayed one its `av`; the
 -- candidates after the maxEvents-th claim are not looked at.
 -- Without exclusions the claim then sets the session's work index entry with one command
@@ -95,8 +97,10 @@ if FAST_PATH and ARGV[5] == '0' then
         break
       end
     end
-    return { 'claimed', '1', now, holder, expires_at, decimal(tonumber(fast_bounds[3] or '0')),
-      entries[1], row }
+    local result = { 'claimed', '1', now, holder, expires_at,
+      decimal(tonumber(fast_bounds[3] or '0')) }
+    result[put_entry(result, 6, entries[1]) + 1] = row
+    return result
   end
   local key = nil
   if count <= 100 then
@@ -146,7 +150,7 @@ if FAST_PATH and ARGV[5] == '0' then
         if claimed == limit then break end
       end
     end
-    local result, writes = { 'claimed', '', now, holder, expires_at, '' }, {}
+    local result, writes, r = { 'claimed', '', now, holder, expires_at, '' }, {}, 6
     if claimed > 0 then
       local entries, missing = read_entries(KEYS[1], picked_fields, claimed)
       if not entries then return { 'missing', missing } end
@@ -166,12 +170,11 @@ if FAST_PATH and ARGV[5] == '0' then
         writes[w + 8] = holder
         writes[w + 9] = field .. ':ce'
         writes[w + 10] = expires_at
-        local r = 5 + 2 * k
-        result[r] = entries[k]
-        result[r + 1] = false
+        r = put_entry(result, r, entries[k]) + 1
+        result[r] = false
         for column = at + 1, at + 8 do
           if values[column] then
-            result[r + 1] = { attempt, values[at + 4] or '0', values[at + 5] or false,
+            result[r] = { attempt, values[at + 4] or '0', values[at + 5] or false,
               first_claimed, values[at + 6] or false, values[at + 7] or false,
               values[at + 8] or false }
             break

@@ -8,15 +8,16 @@
 -- or with a limit in chunks of max(8, 2 * limit) ranks, doubling, until the limit is reached),
 -- `now` and `expires_at` are the decimal texts of the arguments, `limit` the maximum number of
 -- claims (nil: no limit), `excluded` a set of index texts to ignore. Returns the reply of claim_available.lua:
--- { 'claimed', count, now, holder, expiresAt, boundary, (streamEntry, row) x count } |
+-- { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count } |
 -- { 'busy', retryAt } | { 'settled' } | { 'missing', index }. 'missing' returns before any write.
 -- The values every claimed event shares (its last claim now, the holder, the lease end, the
--- clear boundary) come once; per event its stream entry and its row: false when none of its
--- claim columns is set (attempt 1, no failures, first claimed now: a fresh event), else
--- { attempt, failureCount, lastError|false, firstClaimedAt, lastFailedAt|false,
---   lastFailedAttempt|false, availableAt|false }. The server converts every element of a reply
--- (about 70 ns each here), so a claim of 5,000 fresh events replies 2 values per event where
--- 11 per event cost it about 3 ms (docs/redis-layout.md#claim_availablelua).
+-- clear boundary) come once; per event its stream entry (entries.lua put_entry: the entry's id
+-- and six values, or the entry whole) and its row: false when none of its claim columns is set
+-- (attempt 1, no failures, first claimed now: a fresh event), else { attempt, failureCount,
+-- lastError|false, firstClaimedAt, lastFailedAt|false, lastFailedAttempt|false,
+-- availableAt|false }. The server converts every element of a reply (about 70 ns each), so a
+-- fresh event costs 8 elements where the whole entry and 11 columns cost 26
+-- (docs/redis-layout.md#claim_availablelua).
 -- Its cost per claimed event is a few table stores: the metadata of a run of candidates in one
 -- hash is one read (none when the hash is empty), the entries of consecutive picked indexes one
 -- XRANGE (lua/lib/entries.lua), the writes one HSET per 100 events, the reply built once.
@@ -206,16 +207,15 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
       for k = starts[g], starts[g + 1] - 1 do
         local field, row = picked[k], picked_rows[k]
         local attempt, first_claimed = '1', now_text
-        result[r + 1] = entries[k]
+        r = put_entry(result, r, entries[k]) + 1
         if row then
           if row[2] then attempt = decimal(tonumber(row[2]) + 1) end
           first_claimed = row[3] or now_text
-          result[r + 2] = { attempt, row[4] or '0', row[5] or false, first_claimed, row[6] or false,
+          result[r] = { attempt, row[4] or '0', row[5] or false, first_claimed, row[6] or false,
             row[7] or false, row[8] or false }
         else
-          result[r + 2] = false
+          result[r] = false
         end
-        r = r + 2
         if w == @A2_LUA_ARGUMENT_SLICE@ then
           redis.call('HSET', keys[g], unpack(writes, 1, w))
           w = 0

@@ -175,12 +175,17 @@ void fill_event(std::string_view op, const std::string& session_id, const EntryF
   take(e.type, *f.type);
 }
 
-template <class R>
-void fill_stored(std::string_view op, const std::string& session_id, R& entry, StoredEvent& e) {
-  auto f = fields_of(op, entry);
+template <class Str>
+void fill_stored_fields(std::string_view op, const std::string& session_id,
+                        const EntryFields<Str>& f, StoredEvent& e) {
   fill_event(op, session_id, f, e);
   if (f.cause) e.cause = parse_cause(op, *f.cause);
   if (f.lane && !f.lane->empty()) take(e.lane.emplace(), *f.lane);
+}
+
+template <class R>
+void fill_stored(std::string_view op, const std::string& session_id, R& entry, StoredEvent& e) {
+  fill_stored_fields(op, session_id, fields_of(op, entry), e);
 }
 
 }  // namespace
@@ -195,6 +200,23 @@ StoredEvent to_stored_event(std::string_view op, const std::string& session_id,
                             const Reply& entry) {
   StoredEvent e;
   fill_stored(op, session_id, entry, e);
+  return e;
+}
+
+StoredEvent stored_event_of_values(std::string_view op, const std::string& session_id,
+                                   std::span<const Reply, kEntryValues> values) {
+  for (const Reply& v : values)
+    if (!v.is_string()) unexpected(op, "bad stream entry values");
+  EntryFields<const std::string> f;
+  f.index = entry_index(op, values[0].str);
+  f.id = &values[1].str;
+  f.type = &values[2].str;
+  f.payload = &values[3].str;
+  f.created_at = &values[4].str;
+  f.cause = &values[5].str;
+  f.lane = &values[6].str;
+  StoredEvent e;
+  fill_stored_fields(op, session_id, f, e);
   return e;
 }
 

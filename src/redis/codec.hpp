@@ -7,8 +7,10 @@
 // read is a store failure, not bad input.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -47,6 +49,12 @@ std::int64_t entry_index(std::string_view op, const std::string& entry_id);
 // Those taking the entry by rvalue move its strings out instead of copying them.
 Event to_event(std::string_view op, const std::string& session_id, Reply&& entry);
 StoredEvent to_stored_event(std::string_view op, const std::string& session_id, const Reply& entry);
+// The same from an entry's id and the values of its six fields in the order a2 and the original
+// package write them (id, type, payload, created_at, cause, lane), as a claim's reply carries
+// such an entry (lua/lib/entries.lua put_entry).
+inline constexpr std::size_t kEntryValues = 7;
+StoredEvent stored_event_of_values(std::string_view op, const std::string& session_id,
+                                   std::span<const Reply, kEntryValues> values);
 // Fills `e` (a fresh StoredEvent, e.g. one just placed in the caller's vector) in place.
 void fill_stored_event(std::string_view op, const std::string& session_id, Reply&& entry,
                        StoredEvent& e);

@@ -193,6 +193,73 @@ TEST_CASE("a claim reply with a fractional lease end of the caller's own clock d
   CHECK(busy.retry_at == 1700000000123);
 }
 
+TEST_CASE("a claim decodes stream entries in any field order, with fields missing or added",
+          "[redis][legacy]") {
+  // A claim's reply carries an entry with a2's and the original package's six fields in their
+  // order as its values alone, and any other entry whole (lua/lib/entries.lua put_entry). Session
+  // s: 1 in that order, 2 in another order without lane, 3 with a field added, 4 without cause
+  // and lane; session one: a single ready event in another order (the claim's one-event branch).
+  const auto p = unique_prefix("order");
+  auto f = open_fixture(p);
+  f.clock->set(kNow);
+  Raw raw;
+  const std::string now = std::to_string(kNow);
+  write_ts_event(raw, p, "s", 1, "e1", "{\"n\":1}", now);
+  write_ts_event(raw, p, "s", 4, "e4", "4", now);
+  raw.cmd({"DEL", p + ":s:log"});
+  raw.cmd({"XADD", p + ":s:log", "1-0", "id", "e1", "type", "t", "payload", "{\"n\":1}",
+           "created_at", now, "cause", "", "lane", "L"});
+  raw.cmd({"XADD", p + ":s:log", "2-0", "type", "u", "id", "e2", "created_at", now, "payload",
+           "[2]", "cause", R"({"index":1,"attempt":1})"});
+  raw.cmd({"XADD", p + ":s:log", "3-0", "id", "e3", "type", "t", "payload", "3", "created_at", now,
+           "cause", "", "lane", "", "origin", "x"});
+  raw.cmd(
+      {"XADD", p + ":s:log", "4-0", "id", "e4", "type", "t", "payload", "4", "created_at", now});
+  for (const char* i : {"2", "3"}) {
+    raw.cmd({"ZADD", p + ":s:pending", i, i});
+    raw.cmd({"ZADD", p + ":s:ready", i, i});
+    raw.cmd({"SET", p + ":ids:\"e" + std::string(i) + "\"", "[\"s\"," + std::string(i) + "]"});
+  }
+  write_ts_event(raw, p, "one", 1, "o1", "1", now);
+  raw.cmd({"DEL", p + ":one:log"});
+  raw.cmd({"XADD", p + ":one:log", "1-0", "payload", "{}", "id", "o1", "lane", "", "type", "v",
+           "created_at", now, "cause", ""});
+
+  const auto stored = f->read("s");
+  REQUIRE(stored.size() == 4);
+  CHECK(stored[0].lane == std::optional<std::string>("L"));
+  CHECK(stored[1].cause == std::optional<EventCause>(EventCause{1, 1}));
+  auto c = claim(*f);
+  REQUIRE(c.verdict == ClaimVerdict::claimed);
+  REQUIRE(c.events.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    INFO("event " << i + 1);
+    const auto& e = c.events[i];
+    CHECK(e.index == stored[i].index);
+    CHECK(e.id == stored[i].id);
+    CHECK(e.type == stored[i].type);
+    CHECK(e.payload == stored[i].payload);
+    CHECK(e.created_at == stored[i].created_at);
+    CHECK(e.cause == stored[i].cause);
+    CHECK(e.lane == stored[i].lane);
+    CHECK(e.attempt_count == 1);
+    CHECK(e.claim_expires_at > kNow);
+  }
+  auto single = f->claim_available({.session_id = "one",
+                                    .holder = "w",
+                                    .ttl_ms = 60000,
+                                    .expires_at_ms = std::nullopt,
+                                    .exclude_indexes = {},
+                                    .max_events = std::nullopt});
+  REQUIRE(single.verdict == ClaimVerdict::claimed);
+  REQUIRE(single.events.size() == 1);
+  CHECK(single.events[0].id == "o1");
+  CHECK(single.events[0].type == "v");
+  CHECK(single.events[0].payload == Json::object());
+  CHECK(single.events[0].lane == std::nullopt);
+  CHECK(single.events[0].cause == std::nullopt);
+}
+
 TEST_CASE("bounded claims, release_claims, held_claims and head work on the original's data",
           "[redis][legacy]") {
   // docs/semantics.md#extensions-beyond-the-original-package: they read only fields the original

@@ -62,12 +62,13 @@ TEST_CASE("number decodes integers, decimal text, exponent form and fractions",
 
 TEST_CASE("claim_result decodes the claimed shapes of the original package's data",
           "[redis][decoder]") {
-  // { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count }. Two claimed
-  // events: a fresh one (row nil) and one whose row holds fractional times, counters as text
-  // and integers, with a lone surrogate in its payload, a fractional created_at and a cause
-  // written by cjson in another key order; the shared lease end is fractional.
+  // { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count }, entry the
+  // stream id and six values or the entry whole. Two claimed events: a fresh one (row nil) as
+  // values, and one whole whose row holds fractional times, counters as text and integers, with
+  // a lone surrogate in its payload, a fractional created_at and a cause written by cjson in
+  // another key order; the shared lease end is fractional.
   Reply r = a({s("claimed"), s("2"), s("1700000000001"), s("w"), s("1700000060000.3333"), s("0"),
-               entry(1, "{\"b\":1,\"a\":2}", "999"), nil(),
+               s("1-0"), s("e1"), s("t"), s("{\"b\":1,\"a\":2}"), s("999"), s(""), s(""), nil(),
                entry(2, "\"\\ud800\"", "1700000000000.75", "{\"attempt\":1,\"index\":1}"),
                // attempt, failures, lastError, firstClaimed, lastFailed, lastFailedAttempt,
                // availableAt
@@ -78,7 +79,12 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   REQUIRE(result.events.size() == 2);
   const auto& first = result.events[0];
   CHECK(first.index == 1);
+  CHECK(first.id == "e1");
+  CHECK(first.type == "t");
   CHECK(first.payload.begin().key() == "b");
+  CHECK(first.created_at == 999);
+  CHECK(first.cause == std::nullopt);
+  CHECK(first.lane == std::nullopt);
   CHECK(first.attempt_count == 1);
   CHECK(first.failure_count == 0);
   CHECK(first.last_error == std::nullopt);
@@ -107,7 +113,8 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   // Integers in the header and the row, a row of nils, and a clear boundary.
   Reply bounded = a({s("claimed"), i(1), i(5), s("w"), i(9), s("3"), entry(4, "null", "5"),
                      a({s("2"), i(0), nil(), nil(), nil(), nil(), nil()})});
-  const auto& one = codec::claim_result("claim_available", "s", bounded).events.at(0);
+  const auto bounded_result = codec::claim_result("claim_available", "s", bounded);
+  const auto& one = bounded_result.events.at(0);
   CHECK(one.clear_index == 3);
   CHECK(one.attempt_count == 2);
   CHECK(one.failure_count == 0);
@@ -115,9 +122,26 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
   CHECK(one.last_claimed_at == 5);
   CHECK(one.claim_expires_at == 9);
 
+  // Values with a lane and a cause.
+  Reply values = a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), s("7-0"), s("e7"), s("t"),
+                    s("7"), s("5"), s("{\"index\":2,\"attempt\":3}"), s("L"), nil()});
+  const auto with_values = codec::claim_result("claim_available", "s", values);
+  const auto& seventh = with_values.events.at(0);
+  CHECK(seventh.index == 7);
+  CHECK(seventh.cause == std::optional<EventCause>(EventCause{2, 3}));
+  CHECK(seventh.lane == std::optional<std::string>("L"));
+
   // A reply of another shape is a failure of the store, not a crash.
   for (const Reply& bad :
        {a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5")}),
+        a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), s("4-0"), s("e4"), s("t"),
+           s("null"), s("5"), s(""), nil()}),
+        a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), s("4-0"), s("e4"), s("t"),
+           s("null"), s("5"), s(""), i(1), nil()}),
+        a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), s("4-0"), s("e4"), s("t"),
+           s("null"), s("5"), s(""), s(""), nil(), nil()}),
+        a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), s("x-0"), s("e4"), s("t"),
+           s("null"), s("5"), s(""), s(""), nil()}),
         a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"),
            a({s("2")})}),
         a({s("claimed"), s("2"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"), nil()}),

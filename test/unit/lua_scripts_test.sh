@@ -148,7 +148,7 @@ expect "cause index 0" "superseded|0" \
 
 # --- claim / renew -----------------------------------------------------------------------------
 expect "claim both ready events" \
-  'claimed|2|1000|w|2000|0|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L||2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane||' \
+  'claimed|2|1000|w|2000|0|1-0|g1|t|{"a":1}|1000||L||2-0|g2|t|[1, 2]|1000|||' \
   ev claim_available 6 $(base_keys) w 1000 2000 '' 0
 expect "claim metadata" "1|1000|1000|w|2000" cli HMGET "$(k meta):0" 1:d 1:fc 1:lc 1:ch 1:ce
 expect "claim while leased" "busy|2000" ev claim_available 6 $(base_keys) w 1500 2500 '' 0
@@ -317,7 +317,7 @@ expect "legacy index 2 maps to the base hash" "fail-me" sh -c "redis-cli -p $por
 # --- redrive skip hands the lane over ---------------------------------------------------------
 S=lane
 expect "two events in lane Q" "ok|1|1" ev append 8 $(base_keys) "$(idk q1)" "$(idk q2)" $S 6000 2 q1 t 1 '' Q 0 '' q2 t 2 '' Q 0 '' "$(k notify)" ''
-expect "claim the lane head only" 'claimed|1|6000|w|7000|0|1-0|id|q1|type|t|payload|1|created_at|6000|cause||lane|Q|' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6000 7000 '' 0"
+expect "claim the lane head only" 'claimed|1|6000|w|7000|0|1-0|q1|t|1|6000||Q|' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6000 7000 '' 0"
 expect "dead-letter the head" "dead_lettered|1" ev fail_attempt 7 $(fkeys 1) 1 1 boom 1 6100 ''
 expect "lane blocked behind the dead letter" "settled" ev claim_available 6 $(base_keys) w 6100 7000 '' 0
 expect "redrive skip" "1|1" ev redrive 5 "$(k count)" "$(k meta)" "$(k pending)" "$(k ready)" "$(k meta-split)" 1 skip 6200
@@ -331,7 +331,7 @@ expect "checkpoint 1 pinned to event 2, head 2" "1" \
   ev put_snapshots 6 $(skeys) 6300 "$(k snapshot-pins:)" 2 1 '{"index":1,"state":1,"updatedAt":6300,"r":1}' 1 2 \
   2 '{"index":2,"state":2,"updatedAt":6300,"r":1}' 0 R
 expect "pinned history checkpoint kept" "1" cli ZCOUNT "$(k snap-history:R)" -inf +inf
-expect "claim event 2" 'claimed|1|6400|w|9000|0|2-0|id|q2|type|t|payload|2|created_at|6000|cause||lane|Q|' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6400 9000 '' 0"
+expect "claim event 2" 'claimed|1|6400|w|9000|0|2-0|q2|t|2|6000||Q|' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 6400 9000 '' 0"
 expect "complete event 2 without children" "ok|3" ev complete_attempt 8 $(ckeys 2) $S 6500 2 1 0 "$(k notify)" '' '' ''
 expect "pin released: history, count and pin set gone" "0|0|0" sh -c "redis-cli -p $port ZCARD $(k snap-history:R); redis-cli -p $port HLEN $(k snapshot-pin-counts); redis-cli -p $port EXISTS $(k snapshot-pins:2)"
 expect "head kept" '{"index":2,"state":2,"updatedAt":6300,"r":1}' cli GET "$(k snap:R)"
@@ -365,8 +365,8 @@ rlkeys() { echo "$(k count) $(k meta) $(k meta-split)"; }
 expect "three events, 2 scheduled at 9500" "ok|1|1" ev append 9 $(base_keys) "$(idk y1)" "$(idk y2)" "$(idk y3)" \
   $S 9000 3 y1 t 1 '' '' 0 '' y2 t 2 '' '' 0 9500 y3 t 3 '' '' 0 '' "$(k notify)" ''
 expect "av stored for the scheduled event only" "|9500|" cli HMGET "$(k meta):0" 1:av 2:av 3:av
-expect "a claim with max 1 takes the lowest" 'claimed|1|9000|w|20000|0|1-0|id|y1|type|t|payload|1|created_at|9000|cause||lane||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9000 20000 1 0"
-expect "a claim with max 5 skips the delayed event" 'claimed|1|9000|v|20000|0|3-0|id|y3|type|t|payload|3|created_at|9000|cause||lane||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work v 9000 20000 5 0"
+expect "a claim with max 1 takes the lowest" 'claimed|1|9000|w|20000|0|1-0|y1|t|1|9000|||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9000 20000 1 0"
+expect "a claim with max 5 skips the delayed event" 'claimed|1|9000|v|20000|0|3-0|y3|t|3|9000|||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work v 9000 20000 5 0"
 expect "the claimed event is 3" "1|v|20000" cli HMGET "$(k meta):0" 3:d 3:ch 3:ce
 expect "busy until the delay ends" "busy|9500" ev claim_available 6 $(base_keys) w 9100 20000 '' 0
 expect "held claims of w" "1|1|20000" ev held_claims 4 $(hkeys) w 9100
@@ -378,7 +378,7 @@ expect "released: no lease, attempt kept, no av" "||1|" cli HMGET "$(k meta):0" 
 expect "release again: not held" "0|1" ev release_claims 3 $(rlkeys) w 9100 '' 1 1 1
 expect "a delayed retry stores av" "failed|1" ev fail_attempt 7 $(fkeys 3) 3 1 boom 3 9200 12000
 expect "retry av, lease gone" "12000||" cli HMGET "$(k meta):0" 3:av 3:ch 3:ce
-expect "the released event is claimed again with the next attempt" 'claimed|1|9300|w|20000|0|1-0|id|y1|type|t|payload|1|created_at|9000|cause||lane||2|0||9000|||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9300 20000 '' 0"
+expect "the released event is claimed again with the next attempt" 'claimed|1|9300|w|20000|0|1-0|y1|t|1|9000|||2|0||9000|||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 9300 20000 '' 0"
 expect "then busy until 9500" "busy|9500" ev claim_available 6 $(base_keys) w 9300 20000 '' 0
 expect "claim at 12000 takes 2 and 3" "claimed|2" sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 12000 30000 '' 0 | head -2"
 expect "a failure without a retry deletes av" "failed|2" ev fail_attempt 7 $(fkeys 3) 3 2 boom 3 12100 ''
@@ -387,7 +387,7 @@ expect "av deleted" "" cli HGET "$(k meta):0" 3:av
 # --- release_claims with availableAt (a snooze) ------------------------------------------------
 S=snz
 expect "one event" "ok|1|1" ev append 7 $(base_keys) "$(idk z1)" $S 20000 1 z1 t 1 '' '' 0 '' "$(k notify)" ''
-expect "claimed by w" 'claimed|1|20000|w|50000|0|1-0|id|z1|type|t|payload|1|created_at|20000|cause||lane||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 20000 50000 '' 0"
+expect "claimed by w" 'claimed|1|20000|w|50000|0|1-0|z1|t|1|20000|||' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 20000 50000 '' 0"
 expect "the entry is the lease end" "50000" cli ZSCORE "$P:work" $S
 expect "a wrong attempt is not held and stores nothing" "0|1" ev release_claims 3 $(rlkeys) w 20100 25000 1 1 2
 expect "nothing stored" "|w|50000" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce
@@ -396,7 +396,7 @@ expect "snooze: released" "1|1" ev release_claims 3 $(rlkeys) w 20100 25000 1 1 
 expect "snoozed: av stored, lease gone, attempt kept, no failure" "25000|||1|" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce 1:d 1:a
 expect "the entry is lowered to the snooze time" "25000" cli ZSCORE "$P:work" $S
 expect "busy until the snooze ends" "busy|25000" ev claim_available 6 $(base_keys) w 20200 50000 '' 0
-expect "claimed at 25000 as attempt 2" 'claimed|1|25000|w|60000|0|1-0|id|z1|type|t|payload|1|created_at|20000|cause||lane||2|0||20000|||25000' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 25000 60000 '' 0"
+expect "claimed at 25000 as attempt 2" 'claimed|1|25000|w|60000|0|1-0|z1|t|1|20000|||2|0||20000|||25000' sh -c "redis-cli -p $port EVALSHA ${sha[claim_available]} 7 $(base_keys) $P:work w 25000 60000 '' 0"
 expect "a release without a time keeps the stored av" "1|1" ev release_claims 3 $(rlkeys) w 25100 '' 1 1 2
 expect "av kept, lease gone" "25000||" cli HMGET "$(k meta):0" 1:av 1:ch 1:ce
 expect "the entry is lowered to now" "25100" cli ZSCORE "$P:work" $S
@@ -414,7 +414,7 @@ expect "a taken child id fails the call" "partial|2|bb4" \
   ev complete_attempts 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) "$(idk bbn)" "$(idk bb4)" \
   $S 10050 2 2 1 1 1 bbn ct 1 '' 0 '' 2 1 1 bb4 ct 1 '' 0 '' "$(k notify)" w 30000 1
 expect "nothing changed by the failed calls" "4|0|||w|w" sh -c "redis-cli -p $port GET $(k count); redis-cli -p $port EXISTS $(idk bbn); redis-cli -p $port HMGET $(k meta):0 1:p 2:p 1:ch 2:ch" 
-expect "complete 1 (child bbc1) and 2, then claim next for w" 'done|ok|5|ok|6|claimed|1|10100|w|30000|0|3-0|id|bb3|type|t|payload|3|created_at|10000|cause||lane||' \
+expect "complete 1 (child bbc1) and 2, then claim next for w" 'done|ok|5|ok|6|claimed|1|10100|w|30000|0|3-0|bb3|t|3|10000|||' \
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10100 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' w 30000 1"
 expect "parents settled" '10100|1|["bbc1"]|10100|1|[]||' cli HMGET "$(k meta):0" 1:p 1:pa 1:ri 2:p 2:pa 2:ri 1:ch 2:ch
 expect "child of 1 at 5 with its cause" '5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane|' \
@@ -430,10 +430,10 @@ expect "the replay of 2 (no children) and no claim" "rows|" \
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 11 $(bkeys) $(k snapshot-pins:1) $(k snapshot-pins:2) '$(idk bbc1)' $P:work $S 10200 2 1 1 1 1 bbc1 ct 1 '' 0 '' 2 1 0 '$(k notify)' '' '' '' | tail -2"
 expect "a replay that does not match fails the call" "partial|1" \
   ev complete_attempts 8 $(bkeys) $(k snapshot-pins:1) $S 10200 1 0 1 1 0 "$(k notify)" '' '' ''
-expect "a batch of nothing with claim_next is a bounded claim" 'done||claimed|1|10300|v|30000|0|4-0|id|bb4|type|t|payload|4|created_at|10000|cause||lane||' \
+expect "a batch of nothing with claim_next is a bounded claim" 'done||claimed|1|10300|v|30000|0|4-0|bb4|t|4|10000|||' \
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempts]} 8 $(bkeys) $P:work $S 10300 0 0 '$(k notify)' v 30000 1"
 expect "4 claimed by v" "v" cli HGET "$(k meta):0" 4:ch
-expect "complete_attempt with claim_next takes the next two" 'ok|6|claimed|1|10400|w|40000|0|5-0|id|bbc1|type|ct|payload|1|created_at|10100|cause|{"index":1,"attempt":1}|lane||' \
+expect "complete_attempt with claim_next takes the next two" 'ok|6|claimed|1|10400|w|40000|0|5-0|bbc1|ct|1|10100|{"index":1,"attempt":1}||' \
   sh -c "redis-cli -p $port EVALSHA ${sha[complete_attempt]} 9 $(ckeys 3) $P:work $S 10400 3 1 0 '$(k notify)' w 40000 2"
 expect "then busy until the leases end" "superseded|busy|30000" \
   ev complete_attempt 8 $(ckeys 3) $S 10500 3 2 0 "$(k notify)" w 40000 2

@@ -19,15 +19,16 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
     result.retry_at = number(op, r[1]);
     return result;
   }
-  // { 'claimed', count, now, holder, expiresAt, boundary, (streamEntry, row) x count }; row nil
-  // (no claim column set: attempt 1, no failures, first claimed now) or { attempt,
-  // failureCount, lastError, firstClaimedAt, lastFailedAt, lastFailedAttempt, availableAt }
-  // (lua/lib/claim.lua).
+  // { 'claimed', count, now, holder, expiresAt, boundary, (entry, row) x count }: entry the
+  // stream entry's id and its six values (kEntryValues elements), or the entry whole (an array,
+  // one element: lua/lib/entries.lua put_entry); row nil (no claim column set: attempt 1, no
+  // failures, first claimed now) or { attempt, failureCount, lastError, firstClaimedAt,
+  // lastFailedAt, lastFailedAttempt, availableAt } (lua/lib/claim.lua).
   constexpr std::size_t kHeader = 6;
   if (verdict != "claimed" || r.size() < kHeader)
     unexpected(op, "unknown verdict '" + verdict + "'");
   const auto count = number(op, r[1]);
-  if (count < 1 || r.size() != kHeader + static_cast<std::size_t>(count) * 2)
+  if (count < 1 || r.size() < kHeader + static_cast<std::size_t>(count) * 2)
     unexpected(op, "short 'claimed' reply");
   const auto n = static_cast<std::size_t>(count);
   const std::int64_t now = number(op, r[2]);
@@ -36,13 +37,20 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
   const std::int64_t clear = number(op, r[5]);
   result.verdict = ClaimVerdict::claimed;
   result.events.reserve(n);
+  std::size_t o = kHeader;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t o = kHeader + i * 2;
-    StoredEvent e = to_stored_event(op, session_id, r[o]);
+    const bool whole = o < r.size() && r[o].is_array();
+    const std::size_t width = whole ? 1 : kEntryValues;
+    if (r.size() - o < width + 1) unexpected(op, "short 'claimed' reply");
+    StoredEvent e = whole ? to_stored_event(op, session_id, r[o])
+                          : stored_event_of_values(
+                                op, session_id,
+                                std::span<const Reply, kEntryValues>(&r.elements[o], kEntryValues));
+    o += width;
     e.last_claimed_at = now;
     e.claim_holder = holder;
     e.claim_expires_at = expires_at;
-    const Reply& row = r[o + 1];
+    const Reply& row = r[o++];
     if (row.is_nil()) {
       e.attempt_count = 1;
       e.failure_count = 0;
@@ -60,6 +68,7 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
     if (clear > 0) e.clear_index = clear;
     result.events.push_back(std::move(e));
   }
+  if (o != r.size()) unexpected(op, "long 'claimed' reply");
   return result;
 }
 
