@@ -145,7 +145,9 @@ TEST_CASE("claim_result decodes the claimed shapes of the original package's dat
         a({s("claimed"), s("1"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"),
            a({s("2")})}),
         a({s("claimed"), s("2"), s("5"), s("w"), s("9"), s("0"), entry(4, "null", "5"), nil()}),
-        a({s("claimed"), s("0"), s("5"), s("w"), s("9"), s("0")})})
+        a({s("claimed"), s("0"), s("5"), s("w"), s("9"), s("0")}),
+        a({s("claimed"), s("4503599627370496"), s("5"), s("w"), s("9"), s("0"),
+           entry(4, "null", "5"), nil()})})
     CHECK_THROWS_AS(codec::claim_result("claim_available", "s", bad), Unavailable);
 
   auto busy = codec::claim_result("claim_available", "s", a({s("busy"), s("1700000060000.3")}));

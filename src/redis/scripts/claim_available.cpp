@@ -28,7 +28,7 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
   if (verdict != "claimed" || r.size() < kHeader)
     unexpected(op, "unknown verdict '" + verdict + "'");
   const auto count = number(op, r[1]);
-  if (count < 1 || r.size() < kHeader + static_cast<std::size_t>(count) * 2)
+  if (count < 1 || static_cast<std::uint64_t>(count) > (r.size() - kHeader) / 2)
     unexpected(op, "short 'claimed' reply");
   const auto n = static_cast<std::size_t>(count);
   const std::int64_t now = number(op, r[2]);
