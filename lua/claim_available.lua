@@ -80,22 +80,13 @@ if FAST_PATH and ARGV[5] == '0' then
     local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')
     if #entries ~= 1 then return { 'missing', field } end
     local holder, expires_at = ARGV[1], ARGV[3]
-    local attempt = decimal(tonumber(values[2] or '0') + 1)
-    local first_claimed = values[3] or now
+    local attempt, first_claimed, row = claimed_row(values, 0, now)
     redis.call('HSET', key, field .. ':d', attempt, field .. ':fc', first_claimed,
       field .. ':lc', now, field .. ':ch', holder, field .. ':ce', expires_at)
     if limit == 1 then
       redis.call('ZADD', WORK, 'LT', now, session)
     else
       redis.call('ZADD', WORK, expires_at, session)
-    end
-    local row = false
-    for column = 1, 8 do
-      if values[column] then
-        row = { attempt, values[4] or '0', values[5] or false, first_claimed, values[6] or false,
-          values[7] or false, values[8] or false }
-        break
-      end
     end
     local result = { 'claimed', '1', now, holder, expires_at,
       decimal(tonumber(fast_bounds[3] or '0')) }
@@ -156,9 +147,8 @@ if FAST_PATH and ARGV[5] == '0' then
       if not entries then return { 'missing', missing } end
       for k = 1, claimed do
         local i = picked[k]
-        local field, at = fast_ready[i], (i - 1) * 8
-        local attempt = decimal(tonumber(values[at + 2] or '0') + 1)
-        local first_claimed = values[at + 3] or now
+        local field = fast_ready[i]
+        local attempt, first_claimed, row = claimed_row(values, (i - 1) * 8, now)
         local w = #writes
         writes[w + 1] = field .. ':d'
         writes[w + 2] = attempt
@@ -171,15 +161,7 @@ if FAST_PATH and ARGV[5] == '0' then
         writes[w + 9] = field .. ':ce'
         writes[w + 10] = expires_at
         r = put_entry(result, r, entries[k]) + 1
-        result[r] = false
-        for column = at + 1, at + 8 do
-          if values[column] then
-            result[r] = { attempt, values[at + 4] or '0', values[at + 5] or false,
-              first_claimed, values[at + 6] or false, values[at + 7] or false,
-              values[at + 8] or false }
-            break
-          end
-        end
+        result[r] = row
       end
     end
     if claimed > 0 then

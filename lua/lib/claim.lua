@@ -205,17 +205,12 @@ local function claim(log, ready_key, holder, now_text, expires_at, limit, exclud
     for g = 1, #keys do
       local w = 0
       for k = starts[g], starts[g + 1] - 1 do
-        local field, row = picked[k], picked_rows[k]
-        local attempt, first_claimed = '1', now_text
-        r = put_entry(result, r, entries[k]) + 1
-        if row then
-          if row[2] then attempt = decimal(tonumber(row[2]) + 1) end
-          first_claimed = row[3] or now_text
-          result[r] = { attempt, row[4] or '0', row[5] or false, first_claimed, row[6] or false,
-            row[7] or false, row[8] or false }
-        else
-          result[r] = false
+        local field, attempt, first_claimed, row = picked[k], '1', now_text, false
+        if picked_rows[k] then
+          attempt, first_claimed, row = claimed_row(picked_rows[k], 0, now_text)
         end
+        r = put_entry(result, r, entries[k]) + 1
+        result[r] = row
         if w == @A2_LUA_ARGUMENT_SLICE@ then
           redis.call('HSET', keys[g], unpack(writes, 1, w))
           w = 0

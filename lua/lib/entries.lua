@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
--- ENTRIES_LUA: the stream entries of the events a claim takes (claim_available.lua's fast path
--- and lua/lib/claim.lua). Entry ids are `<I>-0` (docs/redis-layout.md), so a run of indexes
+-- ENTRIES_LUA: the stream entries of the events a claim takes and their parts of its reply
+-- (claim_available.lua's fast path and lua/lib/claim.lua; the includer has json.lua). Entry ids are `<I>-0` (docs/redis-layout.md), so a run of indexes
 -- reads with one XRANGE from its first to its last, and when the reply holds as many entries as
 -- the run spans, the entry of index I is at position I - first + 1.
 -- read_entries(log, fields, count): fields[1..count] the ascending index texts. Consecutive
@@ -74,4 +74,22 @@ local function put_entry(result, r, entry)
   end
   result[r + 1] = entry
   return r + 1
+end
+-- claimed_row(columns, at, now): a claimed event's claim columns columns[at + 1 .. at + 8] (ce d
+-- fc a e lf lfa av, in lua/lib/claim.lua's CLAIM_COLUMNS order; nil or false when unset) and the
+-- claim's time -> its new attempt (text), its first claim time, and its row in the claim's reply:
+-- false when no column is set (attempt '1', first claimed now: a fresh event), else { attempt,
+-- failureCount, lastError|false, firstClaimedAt, lastFailedAt|false, lastFailedAttempt|false,
+-- availableAt|false }.
+local function claimed_row(columns, at, now)
+  for c = at + 1, at + 8 do
+    if columns[c] then
+      local attempt = decimal(tonumber(columns[at + 2] or '0') + 1)
+      local first_claimed = columns[at + 3] or now
+      return attempt, first_claimed, { attempt, columns[at + 4] or '0', columns[at + 5] or false,
+        first_claimed, columns[at + 6] or false, columns[at + 7] or false,
+        columns[at + 8] or false }
+    end
+  end
+  return '1', now, false
 end

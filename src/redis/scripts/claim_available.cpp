@@ -25,8 +25,8 @@ ClaimResult claim_result(std::string_view op, const std::string& session_id, con
   // failures, first claimed now) or { attempt, failureCount, lastError, firstClaimedAt,
   // lastFailedAt, lastFailedAttempt, availableAt } (lua/lib/claim.lua).
   constexpr std::size_t kHeader = 6;
-  if (verdict != "claimed" || r.size() < kHeader)
-    unexpected(op, "unknown verdict '" + verdict + "'");
+  if (verdict != "claimed") unexpected(op, "unknown verdict '" + verdict + "'");
+  if (r.size() < kHeader) unexpected(op, "short 'claimed' reply");
   const auto count = number(op, r[1]);
   if (count < 1 || static_cast<std::uint64_t>(count) > (r.size() - kHeader) / 2)
     unexpected(op, "short 'claimed' reply");
