@@ -242,20 +242,20 @@ std::vector<LargeClaimRow> large_claims(a2::Store& store, a2::bench::Meter& mete
 }
 
 // The commands a2's append of one fresh event issues on the seed's layout (docs/redis-layout.md),
-// with constant arguments and no logic: KEYS count, meta-split, clear, the id key, log, pending,
-// ready, work; ARGV[1] the event id, ARGV[2] the session (its member of the work index). The layout floor of the ceiling section and of the growth
-// floor below.
-// Its session's split key (KEYS[2]) is set before the calls, as an a2 session stores it at its
-// first write (docs/redis-layout.md, Metadata split and chunks), so the MGET finds it as a2's does.
+// with constant arguments and no logic: KEYS count, meta-split, the id key, log, pending, ready,
+// work; ARGV[1] the event id, ARGV[2] the session (its member of the work index). The layout floor
+// of the ceiling section and of the growth floor below. Its session's split key (KEYS[2]) is set
+// before the calls, as an a2 session stores it at its first write (docs/redis-layout.md, Metadata
+// split and chunks), so the MGET finds it as a2's does.
 constexpr const char* kAppendFloorScript =
-    "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])\n"
-    "local id = redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'type', 'bench.event', "
+    "redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])\n"
+    "local id = redis.call('XADD', KEYS[4], '*', 'id', ARGV[1], 'type', 'bench.event', "
     "'payload', '{\"n\":1,\"text\":\"benchmark event\"}', 'created_at', '1700000000000', "
     "'cause', '', 'lane', '')\n"
-    "redis.call('MSET', KEYS[4], '[\"bench-floor\",1]', KEYS[1], '1')\n"
+    "redis.call('MSET', KEYS[3], '[\"bench-floor\",1]', KEYS[1], '1')\n"
+    "redis.call('ZADD', KEYS[5], 1, id)\n"
     "redis.call('ZADD', KEYS[6], 1, id)\n"
-    "redis.call('ZADD', KEYS[7], 1, id)\n"
-    "redis.call('ZADD', KEYS[8], 'LT', 1700000000000, ARGV[2])\n"
+    "redis.call('ZADD', KEYS[7], 'LT', 1700000000000, ARGV[2])\n"
     "redis.pcall('PUBLISH', 'bench-floor:notify', '{\"f\":1,\"t\":1700000000000,\"e\":"
     "[[1,\"' .. ARGV[1] .. '\",\"bench.event\",{\"n\":1,\"text\":\"benchmark "
     "event\"}]]}')\n"
@@ -374,9 +374,8 @@ class GrowthFloorCalls {
     // A session's first call (in GrowthFloor's prepare, before any block) stores its split.
     if (seeded_.insert(session).second) store_floor_split(client_, p);
     const std::string id = "gfloor-" + std::to_string(++next_id_);
-    client_.command({"EVALSHA", sha_, "8", p + "count", p + "meta-split", p + "clear",
-                     p + "ids:" + id, p + "log", p + "pending", p + "ready", "bench-gfloor:work",
-                     id, session});
+    client_.command({"EVALSHA", sha_, "7", p + "count", p + "meta-split", p + "ids:" + id,
+                     p + "log", p + "pending", p + "ready", "bench-gfloor:work", id, session});
   }
 
  private:
@@ -666,7 +665,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     std::string floor_sha = admin.command({"SCRIPT", "LOAD", kAppendFloorScript});
     store_floor_split(admin, "bench-floor:");
     const std::string floor_args = floor_sha +
-                                   " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
+                                   " 7 bench-floor:count bench-floor:meta-split "
                                    "bench-floor:ids:__rand_int__ bench-floor:log "
                                    "bench-floor:pending bench-floor:ready bench-floor:work "
                                    "__rand_int__ bench-floor";
@@ -706,10 +705,17 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                                                (static_cast<std::uint64_t>(i) * 2654435761u) ^
                                                static_cast<std::uint64_t>(::getpid()));
           const std::string id_key = "bench-floor:ids:" + n;
-          const char* argv[] = {"EVALSHA",          floor_sha.c_str(),       "8",
-                                "bench-floor:count", "bench-floor:meta-split", "bench-floor:clear",
-                                id_key.c_str(),      "bench-floor:log",        "bench-floor:pending",
-                                "bench-floor:ready", "bench-floor:work",       n.c_str(),
+          const char* argv[] = {"EVALSHA",
+                                floor_sha.c_str(),
+                                "7",
+                                "bench-floor:count",
+                                "bench-floor:meta-split",
+                                id_key.c_str(),
+                                "bench-floor:log",
+                                "bench-floor:pending",
+                                "bench-floor:ready",
+                                "bench-floor:work",
+                                n.c_str(),
                                 "bench-floor"};
           std::size_t lens[std::size(argv)];
           for (std::size_t k = 0; k < std::size(argv); ++k) lens[k] = std::strlen(argv[k]);
@@ -816,7 +822,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            "The commands a2's append of one fresh event issues on the seed's layout "
            "(docs/redis-layout.md), with constant arguments and no logic, so no implementation "
            "that keeps that layout and its wake-up can be faster: MGET of the counter, "
-           "split, clear boundary and id key; XADD of the six stream fields; MSET of the "
+           "split and id key; XADD of the six stream fields; MSET of the "
            "owner record and the counter; ZADD pending; ZADD ready; ZADD LT of the work "
            "index; PUBLISH of a wake-up carrying the event. It is lighter than a2 in one respect: "
            "XADD takes `*` "
@@ -1332,10 +1338,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       const std::string id_key = "bench-sfloor:ids:" + n;
       const char* argv[] = {"EVALSHA",
                             floor_sha.c_str(),
-                            "8",
+                            "7",
                             "bench-sfloor:count",
                             "bench-sfloor:meta-split",
-                            "bench-sfloor:clear",
                             id_key.c_str(),
                             "bench-sfloor:log",
                             "bench-sfloor:pending",
@@ -1430,7 +1435,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       std::string keys, memory;
       double written_s = 0;
       a2::bench::Block at1, at16;
-      double lookup_us = 0;  // The MGET of an append's four keys alone, server µs per call.
+      double lookup_us = 0;  // The MGET of the three keys an append reads alone, server µs per call.
       double floor_us = 0;   // The append's layout floor script, server µs per call.
     };
     std::vector<Variant> variants;
@@ -1494,15 +1499,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       }
     }
     // The key lookups alone: redis-benchmark running EVALSHA of a script that only MGETs the
-    // four keys an append's MGET reads (the session's counter, split and clear boundary, and a
-    // random missing id key), on each server.
+    // three keys an append's MGET reads (the session's counter and split, and a random missing
+    // id key), on each server.
     std::string lookup_command;
     for (auto& v : variants) {
       const std::string sha = v.admin->command(
-          {"SCRIPT", "LOAD", "return #redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4])"});
-      const std::string lookup_args = sha + " 4 " + prefix + ":append-0:count " + prefix +
-                                      ":append-0:meta-split " + prefix + ":append-0:clear " +
-                                      prefix + ":ids:__rand_int__";
+          {"SCRIPT", "LOAD", "return #redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])"});
+      const std::string lookup_args = sha + " 3 " + prefix + ":append-0:count " + prefix +
+                                      ":append-0:meta-split " + prefix + ":ids:__rand_int__";
       a2::bench::Counters d = v.meter->around([&] {
         lookup_command =
             redis_benchmark(parse_url(v.server->url()), lookup_args, 1, 20000, " -r 2000000000")
@@ -1516,7 +1520,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
       a2::bench::Counters fd = v.meter->around([&] {
         (void)redis_benchmark(parse_url(v.server->url()),
                               floor_sha +
-                                  " 8 bench-floor:count bench-floor:meta-split bench-floor:clear "
+                                  " 7 bench-floor:count bench-floor:meta-split "
                                   "bench-floor:ids:__rand_int__ bench-floor:log "
                                   "bench-floor:pending bench-floor:ready bench-floor:work "
                                   "__rand_int__ bench-floor",
@@ -1572,9 +1576,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
                  "its own. "
               << kRounds << " interleaved rounds of " << budget.duration.count()
               << " ms per row, summed; each server's counters from its own INFO, the columns as "
-                 "in Operations. The last column is the server time of an MGET of the four keys "
-                 "an append's MGET reads (the session's counter, split and clear boundary, and a "
-                 "missing id key) with nothing else, from a script run by `"
+                 "in Operations. The last column is the server time of an MGET of the three keys "
+                 "an append's MGET reads (the session's counter and split, and a missing id "
+                 "key) with nothing else, from a script run by `"
               << lookup_command
               << "` on each server after the rounds (the host and port of that server): what key "
                  "lookups cost in a keyspace of that size, whatever the code around them; then "

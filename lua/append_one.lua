@@ -16,14 +16,16 @@ local WORK = KEYS[8]
 --#include json.lua
 -- Fast path: a fresh id. It issues exactly the commands append.lua's general path would, with the
 -- same arguments in the same order (MGET, XADD, MSET, ZADD pending, ZADD ready, ZADD LT work,
--- PUBLISH), without its tables, unpacks and loops. An owned id hands its MGET reply on.
+-- PUBLISH), without its tables, unpacks and loops. Its MGET reads the counter, split and id key,
+-- not the clear boundary, which only an owned id needs: then the boundary's GET completes the
+-- reply into the shape id_owners.lua reads, which the general path takes on.
 -- FAST_PATH: the test of test/redis/fast_path_test.cpp runs a copy of this script with this
 -- line set to false and checks that both give the same replies and the same stored data.
 local FAST_PATH = true
 local fast_values = nil
 if FAST_PATH then
-  fast_values = redis.call('MGET', COUNTER, SPLIT, string.sub(COUNTER, 1, -6) .. 'clear', KEYS[7])
-  if not fast_values[4] then
+  fast_values = redis.call('MGET', COUNTER, SPLIT, KEYS[7])
+  if not fast_values[3] then
     local base = tonumber(fast_values[1] or '0')
     local now, field, payload = ARGV[2], decimal(base + 1), ARGV[5]
     redis.call('XADD', KEYS[1], field .. '-0', 'id', ARGV[3], 'type', ARGV[4], 'payload', payload,
@@ -49,6 +51,7 @@ if FAST_PATH then
     redis.pcall('PUBLISH', ARGV[6], message)
     return { 'ok', field, '1' }
   end
+  table.insert(fast_values, 3, redis.call('GET', string.sub(COUNTER, 1, -6) .. 'clear'))
 end
 -- Otherwise (an owned id: a replay, or an id of another session) the general path, on these
 -- arguments in append.lua's layout.

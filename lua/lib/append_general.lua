@@ -3,8 +3,9 @@
 -- fast path declined: replays, owned ids, causes, lanes, settled or scheduled events, origins,
 -- empty and large batches. The including script (append.lua, append_one.lua) has set, in
 -- append.lua's KEYS and ARGV layout: COUNTER, META, SPLIT, PENDING, READY, WORK, n, ARGV (its
--- own, or a local in that layout), and fast_values (the fast path's MGET reply of counter,
--- split, clear boundary and the id keys, or nil when it read nothing), and included json.lua.
+-- own, or a local in that layout), and fast_values (counter, split, clear boundary and the id
+-- keys, as read_owners in id_owners.lua reads them: the fast path's MGET of the others with the
+-- boundary put in third place; nil when it read nothing), and included json.lua.
 --#include meta.lua
 --#include enqueue.lua
 --#include id_owners.lua

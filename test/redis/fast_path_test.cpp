@@ -17,6 +17,7 @@
 
 #include "redis/scripts/append.hpp"
 #include "redis/scripts/claim_available.hpp"
+#include "redis/scripts/clear.hpp"
 #include "redis/scripts/complete_attempt.hpp"
 #include "redis/scripts/fail_attempt.hpp"
 #include "support.hpp"
@@ -296,6 +297,26 @@ TEST_CASE(
     big_event[0].payload = a2::Json(big_one);
     ++now;
     t.across(AppendOne{"q", now, big_event[0]}, Append{"q", now, big_event, std::nullopt});
+    // An id this session used before its latest clear is free again: the fast path's MGET
+    // does not read the boundary, so the hand-off completes it with a GET; a stale record
+    // must append as new, not answer dup (append_one and append's batch of two alike).
+    const auto before = batch("cleared-", 1, 2, false);
+    const std::vector<a2::NewEvent> before_second{before[1]};
+    t.both_ways(AppendOne{"c", ++now, before[0]});
+    t.both_ways(Append{"c", ++now, before_second, std::nullopt});
+    t.same_way(scripts::Clear{.session = "c",
+                              .now = ++now,
+                              .if_last_index = std::nullopt,
+                              .cause = std::nullopt,
+                              .marker_id = "c-marker",
+                              .marker_type = "a2.clear"});
+    t.check_same_messages();  // The clear's wake-ups, before the comparisons that follow.
+    const auto again = t.both_ways(AppendOne{"c", ++now, before[0]});
+    REQUIRE(again.is_array());
+    CHECK(again.elements.at(0).str == "ok");
+    CHECK(t.both_ways(Append{"c", ++now, before, std::nullopt}).elements.at(0).str == "partial");
+    CHECK(t.both_ways(Append{"c", ++now, before_second, std::nullopt}).elements.at(0).str == "ok");
+    CHECK(t.both_ways(AppendOne{"c", ++now, before[0]}).elements.at(0).str == "dup");
     CHECK(AppendOne::one_event(now, alike, std::nullopt) == false);  // Two events.
     CHECK(AppendOne::one_event(now, alike_first, std::nullopt));
     CHECK_FALSE(AppendOne::one_event(now, alike_first, 3));  // An origin.
