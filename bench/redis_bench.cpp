@@ -45,6 +45,7 @@
 #include "bench_common.hpp"
 #include "delay_proxy.hpp"
 #include "redis_admin.hpp"
+#include "redis_keyspace.hpp"
 #include "servers/redis_server.hpp"
 #include "spin_section.hpp"
 #include "workloads.hpp"
@@ -600,6 +601,14 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   GrowthFloorCalls gfloor_calls(endpoint, admin);
   a2::bench::GrowthFloor gfloor(
       meter, args, [] {}, [&](const std::string& session) { gfloor_calls(session); });
+  a2::bench::GrowthHooks growth_hooks = gfloor.hooks();
+  // The rounds add at most 10 x 3 x (500 appends + 500 children) event ids and the floor's
+  // 10 x 1,000 id keys.
+  growth_hooks.before_rounds = [&] {
+    return "the keyspace's hash table made steady for the rounds' keys "
+           "(bench/redis_keyspace.hpp; " +
+           a2::bench::settle_keyspace(admin, 100000).describe() + ")";
+  };
   if (suite_ran)
     suite = a2::bench::run_suite(
         *store, meter, args,
@@ -621,7 +630,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         "commands/op counts every command including the `redis.call`s inside scripts (`INFO "
         "commandstats`; Redis 7 also counts those in `total_commands_processed`, so that "
         "counter is not used), bytes sent/op = `total_net_input_bytes` (client to server).",
-        gfloor.hooks());
+        growth_hooks);
   auto& blocks = suite.blocks;
   if (suite_ran) {
     std::cout << "### Layout floor as sessions grow (1 thread)\n\n"
@@ -657,6 +666,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     // (docs/redis-layout.md), with constant arguments and no logic: what any implementation of that
     // layout can reach at most.
     note("redis-benchmark ceiling and layout floor");
+    // The section adds about 600k id keys (the floor's calls and a2's appends: 577k measured).
+    const a2::bench::SettledKeyspace ceiling_keyspace = a2::bench::settle_keyspace(admin, 700000);
     std::string sha = admin.command(
         {"SCRIPT", "LOAD",
          "redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', KEYS[2], 'f', 'v') "
@@ -815,7 +826,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
               << " ms, summed in the a2 columns) comes before the first round and after each, "
                  "so a change of the machine's speed during the section affects all alike. "
                  "Server µs/op = `usec` of EVALSHA in `INFO "
-                 "commandstats` per call.\n\n";
+                 "commandstats` per call. Before the section, the keyspace's hash table was made "
+                 "steady for the keys it adds (bench/redis_keyspace.hpp: "
+              << ceiling_keyspace.describe() << ").\n\n";
     ceiling.print();
     std::cout
         << "### Layout floor: redis-benchmark, EVALSHA of the commands an append must run\n\n"
@@ -934,6 +947,7 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
         (void)store->append("many-" + std::to_string(n), a2::bench::events(3, 0, true));
     }
     note("per-command server time at 1k / 100k history and with 10k sessions");
+    const a2::bench::SettledKeyspace commands_keyspace = a2::bench::settle_keyspace(admin, 100000);
     Table by_command({"operation", "state", "ops", "server µs per op in EVALSHA",
                       "of which in the commands inside", "the rest (Lua, calls' overhead)",
                       "per command inside the scripts: calls/op x µs per call (top 6)"});
@@ -1006,7 +1020,10 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     std::cout << "### Server time by command\n\n"
               << "`INFO commandstats` `usec` and `calls` deltas around 500 sequential operations "
                  "of each kind (after the blocks above; 5 interleaved rounds of 100 per row, "
-                 "summed). A command's time is part of its "
+                 "summed; before them, the keyspace's hash table was made steady for the keys "
+                 "they add, bench/redis_keyspace.hpp: "
+              << commands_keyspace.describe()
+              << "). A command's time is part of its "
                  "script's EVALSHA time; the rest of EVALSHA is the Lua code itself and Redis's "
                  "work around each `redis.call` (arguments in, reply back into Lua) and around "
                  "the script (its KEYS and ARGV, its reply). The layout "

@@ -199,13 +199,16 @@ struct SuiteResult {
 
 // Runs every workload and prints the two markdown tables (with `columns` as server cost).
 // `method` explains the server columns. Session names start with `prefix`.
-// A floor measured beside the growth rows (optional): prepare() runs right after the suite has
-// written its history sessions and its 10k sessions, so the floor's data is as old (as cold in
-// the CPU caches) as theirs; round(r) runs in each of the suite's interleaved rounds, after its
-// blocks, so the floor's blocks see the same machine.
-struct GrowthFloorHooks {
+// What a backend adds to the growth rows (each optional). A floor measured beside them:
+// prepare() runs right after the suite has written its history sessions and its 10k sessions,
+// so the floor's data is as old (as cold in the CPU caches) as theirs; round(r) runs in each of
+// the suite's interleaved rounds, after its blocks, so the floor's blocks see the same machine.
+// before_rounds() runs after prepare(), right before the first round, and returns a sentence
+// for the growth table's text (Redis: the keyspace's hash table made steady, redis_keyspace.hpp).
+struct GrowthHooks {
   std::function<void()> prepare;
   std::function<void(int round)> round;
+  std::function<std::string()> before_rounds;
 };
 
 // A floor on the key pattern of the growth rows: `call(session)` runs the floor's operation once
@@ -223,8 +226,8 @@ class GrowthFloor {
         setup_(std::move(setup)),
         call_(std::move(call)) {}
 
-  GrowthFloorHooks hooks() {
-    return {[this] { prepare(); }, [this](int r) { round(r); }};
+  GrowthHooks hooks() {
+    return {[this] { prepare(); }, [this](int r) { round(r); }, nullptr};
   }
   // The "many" block's server cost per call (counter `key`) against the "one" block's.
   std::string growth(const std::string& key) const {
@@ -283,7 +286,7 @@ class GrowthFloor {
 
 inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
                              const std::vector<CostColumn>& columns, const std::string& method,
-                             const GrowthFloorHooks& floor = {}) {
+                             const GrowthHooks& floor = {}) {
   SuiteResult result;
   const int kThreadCounts[] = {1, 16};
   Budget timed{args.ms(2500), INT64_MAX};
@@ -383,6 +386,8 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
     (void)store.append("many-" + std::to_string(n), std::move(evs));
   });
   if (floor.prepare) floor.prepare();
+  std::string before_rounds;
+  if (floor.before_rounds) before_rounds = floor.before_rounds();
 
   struct Variant {
     std::string name;
@@ -459,7 +464,9 @@ inline SuiteResult run_suite(Store& store, Meter& meter, const Args& args,
                "10,000 sessions of 3 events exist, each holding exactly one claimable event; "
                "appends go round-robin over 5,000 of them and claim + complete cycles over the "
                "other 5,000 (so every append, as on the history sessions after their first, "
-               "writes to a session that already has work).\n\n";
+               "writes to a session that already has work)."
+            << (before_rounds.empty() ? "" : " Before the first round: " + before_rounds + ".")
+            << "\n\n";
   hist.print();
   return result;
 }

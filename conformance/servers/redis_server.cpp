@@ -68,9 +68,12 @@ RedisServer::~RedisServer() {
 void RedisServer::start() {
   std::string path = find_program("redis-server", {"/usr/bin", "/usr/local/bin", "/usr/sbin"});
   if (path.empty()) throw std::runtime_error("redis-server is not installed (not on PATH)");
-  std::vector<std::string> argv{
-      path,     "--port", std::to_string(port_), "--bind", "127.0.0.1",        "--dir", dir_,
-      "--save", "",       "--daemonize",         "no",     "--protected-mode", "no"};
+  std::vector<std::string> argv{path, "--port", std::to_string(port_), "--bind", "127.0.0.1",
+                                "--dir", dir_, "--save", "", "--daemonize", "no",
+                                "--protected-mode", "no",
+                                // DEBUG from local connections: the benchmarks read the keyspace's
+                                // hash table with DEBUG HTSTATS (bench/redis_keyspace.hpp).
+                                "--enable-debug-command", "local"};
   if (persistent_) {
     argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
   } else {

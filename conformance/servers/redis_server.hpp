@@ -11,7 +11,8 @@
 namespace a2::test {
 
 // One redis-server from PATH on a free 127.0.0.1 port, in its own temp dir, logging to
-// <dir>/redis.log. Not thread-safe (start/stop/kill from one thread).
+// <dir>/redis.log, with DEBUG allowed from local connections. Not thread-safe (start/stop/kill
+// from one thread).
 class RedisServer {
  public:
   // persistent = false: `--save '' --appendonly no` (nothing on disk). persistent = true:
