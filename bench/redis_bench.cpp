@@ -1749,6 +1749,9 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
   if (history_rehash) targets.add(*history_rehash);
   std::cout << "### Redis targets\n\n";
   targets.print();
+  // The temporary keys settle_keyspace() kept, on a server given by --url (a private one goes
+  // with its data).
+  if (!server) admin.delete_matching("a2bench-pad-*");
   store->close();
   return 0;
 }

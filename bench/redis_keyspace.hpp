@@ -58,7 +58,8 @@ struct SettledKeyspace {
   bool checked = false;     // false: DEBUG refused, nothing done
   KeyspaceTable before;     // as found
   KeyspaceTable after;      // as left
-  std::int64_t padded = 0;  // temporary keys written (and deleted) to make the table double
+  std::int64_t padded = 0;  // temporary keys written to make the table double
+  std::int64_t kept = 0;    // of those, the ones left so that the server does not shrink it
   double ms = 0;            // time taken
 
   // One sentence for RESULTS.md.
@@ -68,7 +69,9 @@ struct SettledKeyspace {
     out << "keyspace table before: " << before.keys << " keys in " << before.size << " buckets"
         << (before.rehashing ? ", rehashing" : "") << "; after: " << after.keys << " keys in "
         << after.size << " buckets" << (after.rehashing ? ", rehashing" : "");
-    if (padded > 0) out << " (doubled with " << padded << " temporary keys)";
+    if (padded > 0)
+      out << " (doubled with " << padded << " temporary keys, " << kept
+          << " of them kept until the program ends so that it stays so)";
     out << ", " << static_cast<std::int64_t>(ms) << " ms";
     return out.str();
   }
@@ -78,7 +81,8 @@ struct SettledKeyspace {
 // progress, and more buckets than the keys plus headroom. Lookups move the rehash on (each
 // moves one bucket), so a script of EXISTS calls finishes one in well under a second. The
 // temporary keys are `a2bench-pad-<call>:<n>` (DEBUG POPULATE); the ones whose deletion would
-// leave the table under 1/8 full stay, so the server does not shrink it (it does below 1/10).
+// leave the table under 1/8 full stay, so the server does not shrink it (it does below 1/10);
+// redis_bench deletes them at its end on a server given by --url.
 inline SettledKeyspace settle_keyspace(Admin& admin, std::int64_t headroom) {
   const auto started = std::chrono::steady_clock::now();
   static int calls = 0;
@@ -99,14 +103,21 @@ inline SettledKeyspace settle_keyspace(Admin& admin, std::int64_t headroom) {
     if (table->rehashing) throw std::runtime_error("settle_keyspace: the rehash did not finish");
   };
   finish_rehash();
-  for (int k = 0; k < 8 && table->keys + headroom >= table->size; ++k) {
-    // The add that finds the keys at the table's size doubles it.
-    s.padded += table->size - table->keys + 1;
+  // The keys before padding; the pads are a2bench-pad-<call>:0 .. padded - 1.
+  const std::int64_t real = table->keys;
+  for (int k = 0; k < 40 && real + headroom >= table->size; ++k) {
+    // Keys past both the table's size and the blocks' need: the adds that find the keys at the
+    // size double the table, as often as that takes (none while a rehash runs, so the next
+    // round adds one more key to start the last doubling).
+    s.padded = std::max(s.padded + 1, std::max(table->size, real + headroom) + 1 - real);
     (void)admin.command({"DEBUG", "POPULATE", std::to_string(s.padded), pad});
     table = keyspace_table(admin);
     finish_rehash();
   }
-  const std::int64_t keep = std::max<std::int64_t>(0, table->size / 8 - (table->keys - s.padded));
+  if (real + headroom >= table->size)
+    throw std::runtime_error("settle_keyspace: the table did not grow past the blocks' keys");
+  const std::int64_t keep = std::min(s.padded, std::max<std::int64_t>(0, table->size / 8 - real));
+  s.kept = keep;
   for (std::int64_t from = keep; from < s.padded; from += 50000) {
     (void)admin.command({"EVAL",
                          "for i = tonumber(ARGV[2]), tonumber(ARGV[3]) do "
