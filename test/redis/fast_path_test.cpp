@@ -5,9 +5,10 @@
 // (EVAL) on the other, from the same state and with the same arguments; the replies, every stored
 // key (DUMP) and the wake-ups each published must be equal after each call. The calls cover the
 // fast paths (append's one-event batches and append_one too) and each hand-off to the general
-// path (owned ids, replays, several metadata hashes, over 100 events, causes, lanes, exclusions,
-// settled events, scheduled events and children), bounded claims (max_events) and claims that
-// meet delayed events (av). append_one.lua also runs against append.lua on the same event.
+// path (owned ids, replays, ids a clear freed, several metadata hashes, over 100 events, causes,
+// lanes, exclusions, settled events, scheduled events and children), bounded claims (max_events)
+// and claims that meet delayed events (av). append_one.lua also runs against append.lua on the
+// same event.
 
 #include <algorithm>
 #include <map>
