@@ -13,7 +13,12 @@
 // one; servers of its own, so only without --url). The script-text check always runs; the targets
 // table shows the rows of the sections that ran.
 //
-// Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence).
+// Without --url it starts its own redis-server (PATH, free port, temp dir, no persistence). A
+// server given by --url should be one for benchmarks alone, used in database 0 (the number in
+// the URL reaches the store, not the bench's own connections). When it allows DEBUG from local
+// connections, the bench makes its keyspace's hash table steady before the blocks it compares
+// (bench/redis_keyspace.hpp), with temporary keys a2bench-pad-* that it deletes at its end;
+// otherwise it leaves the table as it finds it and says so beside those tables.
 // Prints markdown to stdout (bench/run collects it into bench/RESULTS.md), progress to stderr.
 
 #include <hiredis/hiredis.h>
