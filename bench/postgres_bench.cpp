@@ -37,11 +37,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "a2/clock.hpp"
 #include "a2/postgres.hpp"
 #include "bench_common.hpp"
+#include "cpu_placement.hpp"
 #include "delay_proxy.hpp"
 #include "postgres/connection_pool.hpp"
 #include "servers/postgres_server.hpp"
@@ -833,6 +835,8 @@ int run(const a2::bench::Args& args, const Sections& sections) {
   double c1_tps = 0, c16_tps = 0, ours1 = 0, ours16 = 0;
   double floor1_tps = 0, floor16_tps = 0, silent1_tps = 0, silent16_tps = 0;
   double function1_tps = 0, function16_tps = 0, threaded1 = 0, threaded16 = 0;
+  // a2 append 1 / the floor without NOTIFY with client and server pinned (0: not measured).
+  double placed_apart = 0, placed_together = 0;
   if (sections.has("ceiling")) {
     // And two floors: pgbench calling a function that does only what an append of one event must
     // do under the seed's protocol (docs/postgres-layout.md): the per-session advisory lock, the
@@ -990,6 +994,24 @@ int run(const a2::bench::Args& args, const Sections& sections) {
     };
     Pair p1 = paired(1, "-c 1 -t " + std::to_string(20000 / kPairRounds));
     Pair p16 = paired(16, "-c 16 -j 2 -t " + std::to_string(2500 / kPairRounds));
+    // Placement: the 1-thread pair's floor without NOTIFY, a2's statement from a raw libpq
+    // client and a2's append 1 again, client and server pinned (bench/cpu_placement.hpp); only
+    // on a server of our own, whose processes it pins too.
+    std::vector<a2::bench::Placed<Ceiling>> placements;
+    if (server) {
+      const a2::bench::Budget budget{args.ms(2500 / 2), INT64_MAX};
+      placements = a2::bench::run_placements<Ceiling>(
+          *server, *store, meter, budget, kPairRounds,
+          [&] {
+            return pgbench(exe, silent_script, connection,
+                           "-M prepared -c 1 -t " + std::to_string(20000 / kPairRounds));
+          },
+          [&] {
+            return threaded(1, {args.ms(2500 / kPairRounds), INT64_MAX});
+          });
+      std::tie(placed_apart, placed_together) =
+          a2::bench::placement_ratios(placements, [](const Ceiling& c) { return c.tps; });
+    }
     drop_floor();
     a2::test::remove_tree(dir);
     ceiling_ran = true;
@@ -1123,6 +1145,19 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  "per call would be a write the floor does not make (docs/postgres-layout.md"
                  "#a2_append_one).\n\n";
     exact.print();
+    Table placement({"client and server", "floor without NOTIFY TPS",
+                     "a2's statement from a raw libpq client, calls/s", "a2 append 1 event ops/s",
+                     "a2 / floor without NOTIFY", "a2 / raw client"});
+    a2::bench::add_placement_rows(placement, p1.silent.tps, p1.threaded, p1.ours, placements,
+                                  [](const Ceiling& c) { return c.tps; });
+    a2::bench::print_placement(
+        {.compared = "the floor without NOTIFY (`floor_without_notify.sql` by pgbench, `-M "
+                     "prepared -c 1`), a2's statement from a raw libpq client (as above)",
+         .tool = "pgbench",
+         .server_side = "every process of the server (postmaster, backends, helpers)",
+         .also = "On one CPU the store's notifier (its thread and its backend) shares the "
+                 "writer's CPU too."},
+        kPairRounds, args.ms(2500 / 2).count(), !placements.empty(), server != nullptr, placement);
   }
 
   // ---- Feed wake latency: 16 writer threads, one of them watched by a feed. ----
@@ -1624,6 +1659,11 @@ int run(const a2::bench::Args& args, const Sections& sections) {
                  percent(ours1, floor1_tps) + " / " + percent(ours16, floor16_tps), "-"});
     targets.add({"sequential append 1 >= 90% of the floor without NOTIFY",
                  percent(ours1, silent1_tps), ours1 >= 0.9 * silent1_tps ? "yes" : "no"});
+    if (placed_apart > 0)
+      targets.add(
+          {"(no target) sequential append 1 vs the floor without NOTIFY with client and "
+           "server pinned (Placement): on different CPUs / on one CPU",
+           percent(placed_apart, 1) + " / " + percent(placed_together, 1), "-"});
     targets.add({"append 1 at 16 threads >= 80% of the floor without NOTIFY at -c 16",
                  percent(ours16, silent16_tps), ours16 >= 0.8 * silent16_tps ? "yes" : "no"});
     targets.add(

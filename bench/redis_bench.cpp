@@ -43,11 +43,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
 #include "a2/redis.hpp"
 #include "bench_common.hpp"
+#include "cpu_placement.hpp"
 #include "delay_proxy.hpp"
 #include "redis_admin.hpp"
 #include "redis_keyspace.hpp"
@@ -663,6 +665,8 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     a2::bench::Block ours;
   };
   Pair p1, p16;
+  // a2 append 1 / the layout floor with client and server pinned (Placement; 0: not measured).
+  double placed_apart = 0, placed_together = 0;
   const bool ceiling_ran = on("ceiling");
   if (ceiling_ran) {
     // ---- The ceiling: redis-benchmark running EVALSHA of a minimal XADD + HSET script. ----
@@ -671,8 +675,11 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     // (docs/redis-layout.md), with constant arguments and no logic: what any implementation of that
     // layout can reach at most.
     note("redis-benchmark ceiling and layout floor");
-    // The section adds about 600k id keys (the floor's calls and a2's appends: 577k measured).
-    const a2::bench::SettledKeyspace ceiling_keyspace = a2::bench::settle_keyspace(admin, 700000);
+    // The section adds up to about a million id keys (the floor's calls and a2's appends, the
+    // placement rows' included: 864k and 978k measured, its note "keys added" below; more on a
+    // faster machine).
+    const a2::bench::SettledKeyspace ceiling_keyspace = a2::bench::settle_keyspace(admin, 1300000);
+    const std::string keys_before = admin.command({"DBSIZE"});
     std::string sha = admin.command(
         {"SCRIPT", "LOAD",
          "redis.call('XADD', KEYS[1], '*', 'f', 'v') redis.call('HSET', KEYS[2], 'f', 'v') "
@@ -782,9 +789,24 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     };
     p1 = paired(1);
     p16 = paired(16);
-    admin.command({"DEL", "bench-ceiling:log", "bench-ceiling:meta", "bench-floor:count",
-                   "bench-floor:meta-split", "bench-floor:log", "bench-floor:pending",
-                   "bench-floor:ready", "bench-floor:work"});
+    // Placement: the 1-thread pair's layout floor by redis-benchmark, the floor from a raw
+    // hiredis client and a2's append 1 again, client and server pinned
+    // (bench/cpu_placement.hpp); only on a server of our own.
+    std::vector<a2::bench::Placed<Ceiling>> placements;
+    if (server) {
+      const a2::bench::Budget budget{args.ms(2500 / 2), INT64_MAX};
+      placements = a2::bench::run_placements<Ceiling>(
+          *server, *store, meter, budget, kPairRounds,
+          [&] { return redis_benchmark(endpoint, floor_args, 1, kRequests, floor_options); },
+          [&] {
+            return threaded_floor(1, {args.ms(2500 / kPairRounds), INT64_MAX});
+          });
+      std::tie(placed_apart, placed_together) =
+          a2::bench::placement_ratios(placements, [](const Ceiling& c) { return c.rps; });
+    }
+    note("ceiling section: " +
+         std::to_string(std::stoll(admin.command({"DBSIZE"})) - std::stoll(keys_before)) +
+         " keys added");
     admin.delete_matching("bench-floor:ids:*");  // The floor's id keys.
     const Ceiling& c1 = p1.ceiling;  // (The targets below use these figures too.)
     Table ceiling({"client", "ops/s", "p50 µs", "server µs/op", "a2 append 1 event ops/s",
@@ -856,6 +878,18 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
            "over its 16 connections; the threaded floor shows what 16 threads that each wait "
            "for their reply cost on the same 2 cores.\n\n";
     floors.print();
+    Table placement({"client and server", "layout floor ops/s (redis-benchmark)",
+                     "the floor from a raw hiredis client, calls/s", "a2 append 1 event ops/s",
+                     "a2 / floor", "a2 / raw client"});
+    a2::bench::add_placement_rows(placement, p1.floor.rps, p1.threaded_floor, p1.ours, placements,
+                                  [](const Ceiling& c) { return c.rps; });
+    a2::bench::print_placement(
+        {.compared = "the layout floor by redis-benchmark (`-c 1`), the floor script from a "
+                     "raw hiredis client (as above)",
+         .tool = "redis-benchmark",
+         .server_side = "every thread of the server",
+         .also = ""},
+        kPairRounds, args.ms(2500 / 2).count(), !placements.empty(), server != nullptr, placement);
   }
   const Ceiling& c1 = p1.ceiling;
   const Ceiling& c16 = p16.ceiling;
@@ -1673,6 +1707,11 @@ int run(const a2::bench::Args& args, const std::set<std::string>& only) {
     // bare ceiling, which no implementation of the layout can reach.
     targets.add({"sequential append 1 >= 90% of the layout floor (-c 1)",
                  percent(ours1, p1.floor.rps), ours1 >= 0.9 * p1.floor.rps ? "yes" : "no"});
+    if (placed_apart > 0)
+      targets.add(
+          {"(no target) sequential append 1 vs the layout floor with client and server "
+           "pinned (Placement): on different CPUs / on one CPU",
+           percent(placed_apart, 1) + " / " + percent(placed_together, 1), "-"});
     targets.add({"append 1 at 16 threads >= 80% of the layout floor at -c 16",
                  percent(ours16, p16.floor.rps), ours16 >= 0.8 * p16.floor.rps ? "yes" : "no"});
     targets.add(

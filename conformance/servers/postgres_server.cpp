@@ -196,6 +196,15 @@ void PostgresServer::resume() {
   process_.signal(SIGCONT);
 }
 
+bool PostgresServer::set_cpus(const std::vector<int>& cpus) {
+  const pid_t postmaster = process_.pid();
+  if (postmaster <= 0) return false;
+  // The postmaster first: what it forks from now on inherits the set.
+  bool all = a2::test::set_cpus(postmaster, cpus);
+  for (pid_t child : children_of(postmaster)) all = a2::test::set_cpus(child, cpus) && all;
+  return all;
+}
+
 PostgresServer& PostgresServer::shared() {
   static PostgresServer server;
   g_shared.store(&server);

@@ -48,6 +48,11 @@ class PostgresServer {
   // keeps its connections but answers nothing until resume() (SIGCONT).
   void pause();
   void resume();
+  // Runs the postmaster and every process it has started on the CPUs `cpus` only
+  // (sched_setaffinity); the backends it starts later inherit them. Empty: every CPU of the
+  // machine. For the benchmark's placement rows. False when a process refused (it is gone, or
+  // not ours).
+  bool set_cpus(const std::vector<int>& cpus);
 
   // One server per test executable: started on first use, stopped at exit.
   static PostgresServer& shared();

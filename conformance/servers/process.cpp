@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace a2::test {
@@ -200,6 +202,24 @@ void Process::stop(std::chrono::milliseconds grace) {
     signal(SIGKILL);
     wait_exit(std::chrono::seconds(5));
   }
+}
+
+bool set_cpus(pid_t pid, const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpus.empty()) {
+    const long n = ::sysconf(_SC_NPROCESSORS_CONF);
+    for (long cpu = 0; cpu < n && cpu < CPU_SETSIZE; ++cpu) CPU_SET(static_cast<int>(cpu), &set);
+  }
+  for (int cpu : cpus) CPU_SET(cpu, &set);
+  bool all = true;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    all = ::sched_setaffinity(tid, sizeof set, &set) == 0 && all;
+  }
+  return all && !ec;
 }
 
 int run(const std::vector<std::string>& argv, const std::string& log_path,

@@ -59,6 +59,11 @@ class Process {
   pid_t pid_ = -1;
 };
 
+// Runs every thread of the process `pid` on the CPUs `cpus` only (sched_setaffinity); threads
+// and processes it starts later inherit the set. Empty: every CPU of the machine. False when a
+// thread refused (it ended meanwhile, or is not ours). For the benchmarks' placement rows.
+bool set_cpus(pid_t pid, const std::vector<int>& cpus);
+
 // Runs a command to completion (stdout/stderr to the log); returns its exit status.
 int run(const std::vector<std::string>& argv, const std::string& log_path,
         const std::optional<std::string>& run_as_user = std::nullopt);

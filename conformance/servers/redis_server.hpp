@@ -5,6 +5,7 @@
 // on first use, stopped at exit) and private ones for fault tests (killed and restarted).
 
 #include <string>
+#include <vector>
 
 #include "servers/process.hpp"
 
@@ -29,6 +30,10 @@ class RedisServer {
   std::string log() const;
   bool running() { return process_.running(); }
   pid_t pid() const { return process_.pid(); }
+
+  // Runs every thread of the server on the CPUs `cpus` only (servers/process.hpp set_cpus);
+  // empty: every CPU. For the benchmark's placement rows.
+  bool set_cpus(const std::vector<int>& cpus) { return a2::test::set_cpus(process_.pid(), cpus); }
 
   // SIGSTOP: the server keeps its connections but answers nothing until resume() (SIGCONT).
   void pause();
