@@ -54,8 +54,8 @@ struct Placed {
 // tools it starts) on the first CPU it may use and every thread of `server` on the second, then
 // both on the first; each placement as the unpinned pairs run: a block of a2's append 1 of
 // `budget` (on a session of its own), then `rounds` rounds of the tool's floor (`floor()`), the
-// raw client (`raw()`) and a2's block again. Afterwards the server runs on every CPU and this
-// process on those it had. Nothing when this process may use fewer than two CPUs.
+// raw client (`raw()`) and a2's block again. Afterwards the server and this process run on the
+// CPUs this process had. Nothing when this process may use fewer than two CPUs.
 template <class FloorRun, class Server, class Floor, class Raw>
 std::vector<Placed<FloorRun>> run_placements(Server& server, Store& store, Meter& meter,
                                              Budget budget, int rounds, Floor floor, Raw raw) {
@@ -85,7 +85,7 @@ std::vector<Placed<FloorRun>> run_placements(Server& server, Store& store, Meter
     }
     out.push_back(std::move(placed));
   }
-  server.set_cpus({});
+  server.set_cpus(cpus);  // Those it had: a server of ours inherited them when we started it.
   pin_this_process(cpus);
   return out;
 }
