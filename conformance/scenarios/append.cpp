@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 1-28 (docs/semantics.md#append-scenarios): append, replays, ownership,
-// causes, lanes.
+// Conformance scenarios 1-28 and 243 (docs/semantics.md#append-scenarios): append, replays,
+// ownership, causes, lanes.
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -455,4 +455,35 @@ TEST_CASE("append of 1500 events in one call is claimable in one call", "[append
     REQUIRE(e.attempt_count == 1);
     REQUIRE(e.claim_holder == "w1");
   }
+}
+
+// The fixture's IdSource draws g1, g2, ...: a caller names those ids first, so the store's draws
+// repeat them. A backend may skip looking for a stored row holding an id it drew (Postgres does:
+// docs/postgres-layout.md#a2_append_one), but must then answer as for the caller's id.
+TEST_CASE("an append whose drawn id is already stored answers as for the caller's id",
+          "[append][S243]") {
+  auto f = a2::conformance::fresh();
+  const bool laned = GENERATE(false, true);
+  INFO("laned: " << laned);
+  auto drawn = [&] { return laned ? in_lane(ev(), "l") : ev(); };
+  auto named = [&](std::string id) {
+    return laned ? in_lane(ev_id(std::move(id)), "l") : ev_id(std::move(id));
+  };
+  const auto stored = f->append("s", {named("g1")}).events.at(0);
+  // The store draws g1, which s holds: a replay of the stored row, nothing written.
+  const auto replay = f->append("s", {drawn()});
+  REQUIRE(replay.events.size() == 1);
+  REQUIRE(to_json(replay.events.at(0)) == to_json(stored));
+  REQUIRE(f->read("s").size() == 1);
+  // The store draws g2, which s1 holds: the foreign id's error, s2 stays empty.
+  given(*f, {named("g2")}, "s1");
+  const auto s1_before = observe(*f, "s1");
+  require_error(ErrorCode::partial_duplicate_batch, [&] { (void)f->append("s2", {drawn()}); });
+  REQUIRE(f->read("s2").empty());
+  REQUIRE(observe(*f, "s1") == s1_before);
+  // The store draws g3, which nobody holds: a new event.
+  const auto fresh = f->append("s", {drawn()});
+  REQUIRE(indexes_of(fresh.events) == std::vector<std::int64_t>{2});
+  REQUIRE(ids_of(fresh.events) == std::vector<std::string>{"g3"});
+  REQUIRE(f->read("s").size() == 2);
 }

@@ -74,8 +74,12 @@ class Store {
       }
       if (options.origin_index) detail::check_integer(op, "origin_index", *options.origin_index, 1);
       ensure_open(op);
-      for (auto& e : events) normalize(e);
-      return do_append(std::string(session_id), std::move(events), options);
+      auto ids = events.empty() ? AppendIds::named : AppendIds::drawn;
+      for (auto& e : events) {
+        if (e.id) ids = AppendIds::named;
+        normalize(e);
+      }
+      return do_append(std::string(session_id), std::move(events), options, ids);
     });
   }
 
@@ -574,10 +578,17 @@ class Store {
   // (a2/detail/spin_calls.hpp).
   void count_calls_for_spin_wait() noexcept { spin_counted_ = true; }
 
+  // Who named the ids of an append's events (do_append). drawn: the store drew every one from
+  // its IdSource, so no stored row holds one unless that source repeats itself; a backend may
+  // leave looking for such a row to its unique constraint, as long as it then answers the
+  // append as it answers a caller's id (docs/postgres-layout.md#a2_append_one). named: the
+  // caller named at least one (a retry of a lost acknowledgement names the ids it sent).
+  enum class AppendIds { named, drawn };
+
   // Backends implement these. Input is validated and normalized: lanes "" are std::nullopt,
   // every event and child has an id, snapshot writes are one per index, ascending, non-empty.
   virtual AppendResult do_append(const std::string& session_id, std::vector<NewEvent> events,
-                                 const AppendOptions& options) = 0;
+                                 const AppendOptions& options, AppendIds ids) = 0;
   virtual std::vector<StoredEvent> do_read(const std::string& session_id,
                                            const ReadOptions& options) = 0;
   virtual std::vector<Event> do_read_history(const std::string& session_id,

@@ -103,17 +103,23 @@ class PostgresStore final : public Store {
 
  protected:
   AppendResult do_append(const std::string& s, std::vector<NewEvent> events,
-                         const AppendOptions& options) override {
+                         const AppendOptions& options, AppendIds ids) override {
     // The common case, one unsettled event without cause, lane or origin, goes to
     // a2_append_one: the row is known here once its index is. When the id is already taken the
     // function answers as a2_append would (replay, or the foreign id's error), in the same call.
     // An available_at_ms not after now stores nothing, so such an event takes this path too.
     // With append groups it may go in one call with other callers' (postgres/write_groups.hpp).
+    // An id the store drew skips the function's probe (calls/append_one.hpp).
     const std::int64_t now = clock().now_ms();
     if (events.size() == 1 && !options.origin_index && !events[0].cause && !events[0].lane &&
         !events[0].settled && events[0].available_at_ms.value_or(now) <= now) {
       NewEvent& e = events[0];
-      const calls::AppendOne call{s, now, *e.id, e.type, &e.payload};
+      const calls::AppendOne call{.session_id = s,
+                                  .now_ms = now,
+                                  .id = *e.id,
+                                  .type = e.type,
+                                  .payload = &e.payload,
+                                  .id_drawn = ids == AppendIds::drawn};
       auto [reply, wakes_feeds] = write_grouped(append_groups_.get(), "append", call);
       if (!reply.index) {
         if (wakes_feeds) notifier_->appended(s, reply.replayed.events);

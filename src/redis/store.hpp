@@ -68,7 +68,7 @@ class RedisStore final : public Store {
 
  protected:
   AppendResult do_append(const std::string& s, std::vector<NewEvent> events,
-                         const AppendOptions& options) override;
+                         const AppendOptions& options, AppendIds ids) override;
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& o) override;
   std::vector<Event> do_read_history(const std::string& s, const ReadOptions& o) override;
   std::optional<std::vector<Event>> do_read_tail(const std::string& s, std::int64_t from,

@@ -41,7 +41,7 @@ void RedisStore::match_replay(std::string_view op, const std::string& s,
 // ── Append ─────────────────────────────────────────────────────────────────────────────────
 
 AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> events,
-                                   const AppendOptions& options) {
+                                   const AppendOptions& options, AppendIds /*ids*/) {
   constexpr std::string_view op = "append";
   return guard(op, [&] {
     using V = scripts::Append::Verdict;

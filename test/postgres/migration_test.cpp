@@ -424,6 +424,58 @@ TEST_CASE("open replaces the a2_complete_one signature of earlier version-2 buil
   CHECK(indexes(claim(*store, "w1", std::nullopt)) == std::vector<std::int64_t>{2});
 }
 
+TEST_CASE("open keeps the one-event append signatures of earlier builds as calls of the new",
+          "[postgres][migration]") {
+  // A schema set up by a build before check_id (docs/postgres-layout.md#check-id): its
+  // a2_append_one_by_reply and a2_append_group took five arguments. They stand here with bodies
+  // that fail, so a call still reaching them cannot pass; open makes them calls of the new
+  // functions with the probe, so that the earlier build's statements keep working.
+  const std::string schema = next_schema();
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  { (void)open_at(schema, clock); }
+  sql(schema,
+      "create or replace function a2_append_one_by_reply(s text, now_ms bigint, new_id text, "
+      "new_type text, new_payload jsonb, out r_index bigint, out r_has_pending boolean, "
+      "out r_events a2_events[]) language plpgsql as $$ begin "
+      "raise exception 'the previous build''s a2_append_one_by_reply'; end $$");
+  sql(schema,
+      "create or replace function a2_append_group(ss text[], nows bigint[], new_ids text[], "
+      "new_types text[], new_payloads jsonb, out k integer, out r_index bigint, "
+      "out r_has_pending boolean, out r_wake text, out r_events a2_events[]) returns setof "
+      "record language plpgsql as $$ begin "
+      "raise exception 'the previous build''s a2_append_group'; end $$");
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+
+  auto store = open_at(schema, clock);
+  CHECK(overloads(schema, "a2_append_one_by_reply") == "2");
+  CHECK(overloads(schema, "a2_append_group") == "2");
+  // This a2's appends: a caller's id, a drawn one, and the caller's again (a replay).
+  a2::NewEvent e;
+  e.type = "t";
+  e.id = "e1";
+  CHECK(store->append("s", {e}).events.at(0).index == 1);
+  a2::NewEvent drawn;
+  drawn.type = "t";
+  CHECK(store->append("s", {drawn}).events.at(0).index == 2);
+  CHECK(store->append("s", {e}).events.at(0).index == 1);
+  // The earlier build's calls, with five arguments, reach the new functions and their probes.
+  CHECK(sql(schema,
+            "select r_index::text from a2_append_one_by_reply('s', 1, 'e1', 't', 'null'::jsonb)")
+            .empty());  // The replay.
+  CHECK(sql(schema,
+            "select r_index::text from a2_append_one_by_reply('s', 1, 'e3', 't', 'null'::jsonb)") ==
+        "3");
+  CHECK(sql(schema,
+            "set a2.wake_by_reply = on; select string_agg(coalesce(r_index::text, 'replay'), ',' "
+            "order by k) from a2_append_group(array['s', 's'], array[1, 1]::bigint[], "
+            "array['e1', 'e4'], array['t', 't'], '[null, null]'::jsonb)") == "replay,4");
+  CHECK(sql(schema,
+            "set a2.wake_by_reply = on; select string_agg(r_index::text, ',' order by k) from "
+            "a2_append_group(array['s', 's'], array[1, 1]::bigint[], array['e5', 'e6'], "
+            "array['t', 't'], '[null, null]'::jsonb)") == "5,6");
+  CHECK(store->read("s").size() == 6);
+}
+
 TEST_CASE("open drops the a2_wake helper of earlier builds", "[postgres][migration]") {
   // A schema set up by a build before a2_owe_wake: its write functions called a2_wake (PL/pgSQL,
   // returning void). It stands here with a body that fails, so a write still reaching it cannot

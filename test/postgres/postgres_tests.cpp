@@ -371,6 +371,37 @@ class RacedWrite {
   std::thread thread_;
 };
 
+// The one-event append functions skip their probe of the id index when the caller says the ids
+// were drawn by its store (check_id, check_ids false): a stored id then fails the insert on the
+// unique index, which the store answers by calling again with the probe (S243, S244). With the
+// probe (true, or the five arguments of an earlier a2's call) a stored id is answered in the call.
+TEST_CASE("the one-event append functions leave drawn ids to the unique index",
+          "[postgres][append][S243]") {
+  auto f = fresh();
+  (void)f->append("s", {ev_id("held")});
+  using a2::postgres_test::sql;
+  const std::string one =
+      "select r_index from a2_append_one_by_reply('s', 1, 'held', 't', 'null'::jsonb";
+  REQUIRE_THROWS_AS(sql(f, one + ", false)"), pqxx::unique_violation);
+  REQUIRE(sql(f, one + ")")[0][0].is_null());  // The replay.
+  REQUIRE(sql(f, one + ", true)")[0][0].is_null());
+  // The set path (a2.wake_by_reply on): s2's new event and s's replay of "held".
+  const std::string group =
+      "set a2.wake_by_reply = on; select k, r_index from a2_append_group(array['s2', 's'], "
+      "array[1, 1]::bigint[], array['new', 'held'], array['t', 't'], '[null, null]'::jsonb";
+  REQUIRE_THROWS_AS(sql(f, group + ", false)"), pqxx::unique_violation);
+  REQUIRE(f->read("s2").empty());
+  for (const std::string check : {")", ", true)"}) {
+    INFO("call: " << check);
+    const auto rows = sql(f, group + check + " order by k");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0][1].as<std::int64_t>() == 1);
+    CHECK(rows[1][1].is_null());
+    (void)sql(f, "delete from a2_events where session_id = 's2'");
+  }
+  CHECK(f->read("s").size() == 1);
+}
+
 // Both append paths probe the id index and then insert; an insert of an id that another
 // transaction is inserting waits for that transaction's outcome. When it commits, the insert
 // fails (unique violation): the one-event path (a2_append_one_by_reply) calls again and gets the
@@ -541,6 +572,12 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
          (void)store.append("s", {ev_id(fresh_id()), ev_id(fresh_id())});
        }},
       {"append (one event)", [&] { (void)store.append("s", {ev_id(fresh_id())}); }},
+      {"append (one event, id drawn by the store)",
+       [&] {
+         a2::NewEvent e;
+         e.type = "t";
+         (void)store.append("s", {e});
+       }},
       {"append (empty)", [&] { (void)store.append("s", {}); }},
       {"claim_available", [&] { (void)claim(); }},
       {"claim_available (bounded)",
@@ -647,6 +684,19 @@ TEST_CASE("every operation is one statement, so one round trip", "[round_trips][
   REQUIRE(statements_logged(server.log(), offset, app) == 1);
   REQUIRE(replay.events.size() == 1);
   REQUIRE(replay.events.at(0).index == first.events.at(0).index);
+  // An id the store draws that a row holds already (the IdSource repeats one): the first
+  // statement skips the probe and its insert fails, the second probes and answers the replay
+  // (docs/postgres-layout.md#a2_append_one). The fixture's IdSource draws g1, g2, ...
+  const std::string repeated = "g" + std::to_string(std::stoll(f.ids->next_id().substr(1)) + 1);
+  const auto owner = store.append("s", {ev_id(repeated)});
+  offset = server.log().size();
+  a2::NewEvent drawn;
+  drawn.type = "t";
+  const auto again = store.append("s", {drawn});
+  REQUIRE(statements_logged(server.log(), offset, app) == 2);
+  REQUIRE(again.events.size() == 1);
+  REQUIRE(again.events.at(0).id == repeated);
+  REQUIRE(again.events.at(0).index == owner.events.at(0).index);
   // complete_attempts, and complete_attempt with claim_next: the completions and the claim run
   // in one function call. Session "b" warms the statements up, "b2" is measured.
   for (const std::string s : {"b", "b2"}) {

@@ -516,6 +516,72 @@ TEST_CASE("an append group holding one new id twice goes alone, request by reque
   CHECK(f->read(q_won ? "r" : "q").empty());
 }
 
+// An append whose id the store drew skips the probe of the id index, in a group the set path's
+// guard (docs/postgres-layout.md#a2_append_one). The fixture's IdSource draws g1, g2, ...: the
+// test draws one itself to learn where it stands, and a session holds one of the next three.
+TEST_CASE("an append group of drawn ids, one of them stored, goes alone, request by request",
+          "[postgres][append_groups][S244]") {
+  const std::string app = app_name();
+  auto f = open_store(app);
+  const auto base = std::stoll(f.ids->next_id().substr(1));
+  const std::string held = "g" + std::to_string(base + 2);
+  (void)f->append("owner", {ev(held)});
+  auto drawn_calls = [&](const std::vector<std::string>& sessions) {
+    std::vector<std::pair<std::string, a2::NewEvent>> requests;
+    for (const auto& session : sessions) {
+      a2::NewEvent e = ev("unused");
+      e.id.reset();  // The store draws it.
+      requests.emplace_back(session, e);
+    }
+    return requests;
+  };
+  const std::string blocked = f.schema + "-blocked";  // Its lock key is the test's alone.
+  {
+    SessionLock lock(f.connection, blocked);
+    auto holders = block_places(*f.store, f, app, blocked);
+    // The three draw g<base+1> to g<base+3> in some order: one of them draws the held id.
+    auto calls = queue_calls(*f.store, drawn_calls({"a", "b", "c"}));
+    lock.release();
+    for (auto& h : holders) h->join();
+    for (auto& c : calls) c->join();
+    int refused = 0;
+    for (const auto& c : calls) {
+      INFO("error: " << c->error());
+      if (c->result().has_value()) {
+        // The group's statement, then its own.
+        CHECK(c->round_trips() == 2);
+        CHECK(c->result()->events.at(0).index == 1);
+        CHECK(c->result()->events.at(0).id != held);
+      } else {
+        ++refused;
+        // The group's, its own without the probe, its own with it.
+        CHECK(c->round_trips() == 3);
+        CHECK(c->code() == a2::ErrorCode::partial_duplicate_batch);
+        CHECK(c->error().find("event id '" + held + "' already belongs to another session") !=
+              std::string::npos);
+      }
+    }
+    CHECK(refused == 1);
+    CHECK(f->read("a").size() + f->read("b").size() + f->read("c").size() == 2);
+    CHECK(f->read("owner").size() == 1);
+  }
+  // Fresh drawn ids: one call, one transaction (another blocked session: the first one's
+  // holders' ids are stored now).
+  SessionLock lock(f.connection, blocked + "2");
+  auto holders = block_places(*f.store, f, app, blocked + "2");
+  auto calls = queue_calls(*f.store, drawn_calls({"d", "e", "f"}));
+  lock.release();
+  for (auto& h : holders) h->join();
+  std::vector<std::string> ids;
+  for (auto& c : calls) {
+    c->join();
+    REQUIRE(c->error() == "");
+    CHECK(c->round_trips() == 1);
+    ids.push_back(c->result()->events.at(0).id);
+  }
+  CHECK(writers_of(f, ids).size() == 1);
+}
+
 TEST_CASE("an append queued past pool_acquire_timeout fails with nothing sent",
           "[postgres][append_groups][deadline][S223]") {
   const std::string app = app_name();

@@ -41,8 +41,8 @@ class LossyStore final : public Store {
     return result;
   }
 
-  AppendResult do_append(const std::string& s, std::vector<NewEvent> e,
-                         const AppendOptions& o) override {
+  AppendResult do_append(const std::string& s, std::vector<NewEvent> e, const AppendOptions& o,
+                         AppendIds /*ids*/) override {
     return inner_->append(s, std::move(e), o);
   }
   std::vector<StoredEvent> do_read(const std::string& s, const ReadOptions& o) override {

@@ -180,7 +180,7 @@ class MemoryStore final : public Store {
   // ---- append (docs/semantics.md#append) --------------------------------------------------------
 
   AppendResult do_append(const std::string& session_id, std::vector<NewEvent> events,
-                         const AppendOptions& options) override {
+                         const AppendOptions& options, AppendIds /*ids*/) override {
     std::lock_guard lock(core_->mutex);
     ensure_open_locked("append");
     const std::int64_t now = clock().now_ms();

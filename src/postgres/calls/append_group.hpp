@@ -42,7 +42,9 @@ struct AppendGroup {
     ids.reserve(requests.size());
     types.reserve(requests.size());
     payloads.reserve(requests.size());
+    bool check_ids = false;  // Some request's id was not drawn by the store: the guard runs.
     for (const AppendOne* r : requests) {
+      check_ids = check_ids || !r->id_drawn;
       sessions.push_back(r->session_id);
       nows.push_back(r->now_ms);
       ids.push_back(r->id);
@@ -50,7 +52,7 @@ struct AppendGroup {
       payloads.push_back(r->payload);
     }
     return x.exec(kStatement, text_array(sessions), int_array(nows), text_array(ids),
-                  text_array(types), json_array(payloads));
+                  text_array(types), json_array(payloads), check_ids);
   }
 
   // One row per request: k, then r_index, r_has_pending, r_wake and r_rows as append_one's.

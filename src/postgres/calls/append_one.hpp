@@ -30,6 +30,9 @@ struct AppendOne {
   std::string id;
   std::string type;
   const Json* payload = nullptr;  // Borrowed from the request, which outlives the call.
+  // The store drew the id from its IdSource (Store::AppendIds::drawn): the first call skips
+  // the function's probe of the id index (check_id false, sql/schema.sql).
+  bool id_drawn = false;
 
   // The new event's index, or (the id was taken) the result a2_append gives for the request.
   struct Reply {
@@ -37,19 +40,22 @@ struct AppendOne {
     AppendResult replayed;
   };
 
-  // The function probes the id index before its insert (sql/schema.sql a2_append_one_by_reply).
-  // When another transaction commits a row holding the id between that probe and the insert,
-  // the insert fails and the call rolls back; called once more, the probe sees the row, and the
-  // function answers as a2_append does (the foreign id's error). A second such failure leaves
-  // as the translation's partial_duplicate_batch (postgres/errors.cpp).
+  // The function probes the id index before its insert (sql/schema.sql a2_append_one_by_reply),
+  // unless the store drew the id. When a row holding the id is committed by another transaction
+  // between that probe and the insert, or already was and the probe was skipped (the IdSource
+  // repeated an id), the insert fails and the call rolls back; called once more with the probe,
+  // the function sees the row and answers as a2_append does (a replay, or the foreign id's
+  // error). A second such failure leaves as the translation's partial_duplicate_batch
+  // (postgres/errors.cpp).
   Result exec(Executor& x) const {
     try {
-      return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
+      return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload),
+                    !id_drawn);
     } catch (const StatementError& e) {
       if (!e.event_id_taken()) throw;
     }
     ++a2::detail::t_round_trips;  // A second statement (a2/observe.hpp).
-    return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload));
+    return x.exec(kStatement, session_id, now_ms, id, type, a2::detail::json_text(*payload), true);
   }
 
   // One row: r_index, r_has_pending, r_wake, r_rows (the replayed rows when r_index is null).
