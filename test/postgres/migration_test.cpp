@@ -58,6 +58,13 @@ std::string overloads(const std::string& schema, const std::string& function) {
                          "\"'::regnamespace and proname = '" + function + "'");
 }
 
+// Marks `schema` as set up by another build of schema version `version`: its mark holds a digest
+// of schema.sql that no build has, so the next open applies this build's text.
+void mark_as_other_build(const std::string& schema, int version = 2) {
+  sql(schema, "comment on table a2_schema_version is 'a2 schema version " +
+                  std::to_string(version) + ", schema.sql fnv1a-64 0'");
+}
+
 using Held = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
 std::vector<Held> held(a2::Store& store, const std::string& s, const std::string& holder) {
   std::vector<Held> out;
@@ -317,7 +324,7 @@ TEST_CASE("open refuses a newer schema version and changes nothing", "[postgres]
   }
   sql(schema, "insert into a2_schema_version (version) values (3)");
   // A later version leaves its own mark, so this library applies its schema.sql again.
-  sql(schema, "comment on table a2_schema_version is 'a2 schema version 3, schema.sql fnv1a-64 0'");
+  mark_as_other_build(schema, 3);
   // Stands for what a later version changed: applying this library's schema.sql re-creates it,
   // unless the refused open rolls back.
   sql(schema, "drop function a2_release_claims(text, text, bigint, bigint[], bigint[], bigint)");
@@ -360,7 +367,7 @@ TEST_CASE("open replaces the release_claims signature of earlier version-2 build
       "claim_indexes bigint[], claim_attempts bigint[], out r_released bigint[], "
       "out r_not_held bigint[]) language plpgsql as $$ begin "
       "raise exception 'the previous build''s a2_release_claims'; end $$");
-  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  mark_as_other_build(schema);
   REQUIRE(overloads(schema, "a2_release_claims") == "1");
   REQUIRE(sql(schema, "select to_regprocedure('" + old_signature + "')::text") != "");
 
@@ -407,7 +414,7 @@ TEST_CASE("open replaces the a2_complete_one signature of earlier version-2 buil
       "new_settled boolean[], new_available_at bigint[], out r_verdict text, "
       "out r_events a2_events[], out r_work_at bigint) language plpgsql as $$ begin "
       "raise exception 'the previous build''s a2_complete_one'; end $$");
-  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  mark_as_other_build(schema);
   REQUIRE(overloads(schema, "a2_complete_one") == "2");
 
   auto store = open_at(schema, clock);
@@ -444,7 +451,7 @@ TEST_CASE("open keeps the one-event append signatures of earlier builds as calls
       "out r_has_pending boolean, out r_wake text, out r_events a2_events[]) returns setof "
       "record language plpgsql as $$ begin "
       "raise exception 'the previous build''s a2_append_group'; end $$");
-  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  mark_as_other_build(schema);
 
   auto store = open_at(schema, clock);
   CHECK(overloads(schema, "a2_append_one_by_reply") == "2");
@@ -486,7 +493,7 @@ TEST_CASE("open drops the a2_wake helper of earlier builds", "[postgres][migrati
   sql(schema,
       "create function a2_wake(s text, events boolean, work boolean) returns void "
       "language plpgsql as $$ begin raise exception 'the previous build''s a2_wake'; end $$");
-  sql(schema, "comment on table a2_schema_version is 'a2 schema version 2, schema.sql fnv1a-64 0'");
+  mark_as_other_build(schema);
   REQUIRE(overloads(schema, "a2_wake") == "1");
 
   auto store = open_at(schema, clock);
