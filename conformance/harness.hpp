@@ -31,7 +31,16 @@ struct Fixture {
 struct StoreSettings {
   std::string clear_event_type = kClearEventType;
   ObserveOptions observe{};  // Hooks (a2/observe.hpp).
+  // The store's IdSource instead of the fixture's "g1", "g2", ... (Fixture::ids then draws
+  // nothing): a scenario's own, for example one that repeats itself (S245).
+  std::shared_ptr<IdSource> ids{};
 };
+
+// The IdSource a backend opens a fixture's store with: the settings', else the fixture's.
+inline std::shared_ptr<IdSource> store_ids(const Fixture& f, const StoreSettings& settings) {
+  if (settings.ids) return settings.ids;
+  return f.ids;
+}
 
 // A backend under test. Implementations start their server (if any) once per executable, on
 // first use, and stop it at exit. Thread-safe.

@@ -11,9 +11,10 @@ class MemoryBackend final : public Backend {
   Fixture fresh(const StoreSettings& settings) override {
     Fixture f{std::make_shared<ManualClock>(kT0), std::make_shared<SequentialIdSource>("g"),
               nullptr};
-    f.store = a2::memory::open(
-        {.clock = f.clock, .ids = f.ids, .clear_event_type = settings.clear_event_type,
-         .observe = settings.observe});
+    f.store = a2::memory::open({.clock = f.clock,
+                                .ids = store_ids(f, settings),
+                                .clear_event_type = settings.clear_event_type,
+                                .observe = settings.observe});
     return f;
   }
 };

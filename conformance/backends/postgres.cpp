@@ -31,7 +31,7 @@ class PostgresBackend final : public Backend {
                                   .pool_size = 4,
                                   .statement_timeout = std::chrono::milliseconds(30000),
                                   .clock = f.clock,
-                                  .ids = f.ids,
+                                  .ids = store_ids(f, settings),
                                   .feed_safety_poll = std::chrono::milliseconds(1000),
                                   .clear_event_type = settings.clear_event_type,
                                   .observe = settings.observe});

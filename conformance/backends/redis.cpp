@@ -28,7 +28,7 @@ class RedisBackend final : public Backend {
     options.key_prefix = "t" + std::to_string(++counter_);
     options.command_timeout = std::chrono::milliseconds(10000);
     options.clock = f.clock;
-    options.ids = f.ids;
+    options.ids = store_ids(f, settings);
     options.clear_event_type = settings.clear_event_type;
     options.observe = settings.observe;
     f.store = a2::redis::open(options);

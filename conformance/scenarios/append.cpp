@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 1-28 and 243 (docs/semantics.md#append-scenarios): append, replays,
-// ownership, causes, lanes.
+// Conformance scenarios 1-28, 243 and 245 (docs/semantics.md#append-scenarios): append, replays,
+// ownership, causes, lanes, ids the store draws.
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -486,4 +487,57 @@ TEST_CASE("an append whose drawn id is already stored answers as for the caller'
   REQUIRE(indexes_of(fresh.events) == std::vector<std::int64_t>{2});
   REQUIRE(ids_of(fresh.events) == std::vector<std::string>{"g3"});
   REQUIRE(f->read("s").size() == 2);
+}
+
+namespace {
+// An IdSource that draws the same id every time (`id`, which the scenario may change). Not
+// thread-safe: one scenario thread draws.
+class RepeatingIdSource final : public a2::IdSource {
+ public:
+  std::string id = "r1";
+  std::string next_id() override { return id; }
+};
+// A child without id: the store draws one.
+a2::ChildEvent unnamed_child() {
+  a2::ChildEvent c;
+  c.type = "child";
+  return c;
+}
+}  // namespace
+
+// Validation sees only the ids a caller supplies; the ids the store draws come after it. A call
+// whose drawn id is one of its ids (another drawn one or a supplied one) is refused as a caller's
+// id twice is (S10), before any I/O: an IdSource that repeats itself must not leave two events
+// with one id.
+TEST_CASE("a call whose drawn ids repeat one of its ids is rejected before writing",
+          "[append][S245]") {
+  auto ids = std::make_shared<RepeatingIdSource>();
+  auto f = a2::conformance::fresh(StoreSettings{.ids = ids});
+  require_error(ErrorCode::invalid_argument, [&] { (void)f->append("s", {ev(), ev()}); });
+  REQUIRE_THROWS_WITH(f->append("s", {ev(), ev()}),
+                      Catch::Contains("duplicate event id (drawn by the store's IdSource) 'r1'"));
+  require_error(ErrorCode::invalid_argument, [&] { (void)f->append("s", {ev_id("r1"), ev()}); });
+  REQUIRE(f->read("s").empty());
+  REQUIRE_FALSE(has_pending(*f));
+  // Completions: two children drawing one id, in one completion or in two of one call.
+  given(*f, {ev_id("e1"), ev_id("e2")});
+  REQUIRE(claim(*f).verdict == ClaimVerdict::claimed);
+  const auto before = observe(*f);
+  require_error(ErrorCode::invalid_argument, [&] {
+    (void)complete(*f, "s", 1, 1, {unnamed_child(), unnamed_child()});
+  });
+  require_error(ErrorCode::invalid_argument, [&] {
+    (void)f->complete_attempts(
+        {.session_id = "s",
+         .completions = {{.index = 1, .attempt = 1, .events = {unnamed_child()}},
+                         {.index = 2, .attempt = 1, .events = {unnamed_child()}}},
+         .claim_next = std::nullopt});
+  });
+  REQUIRE(observe(*f) == before);
+  // One drawn id per call is no repeat within the call: stored.
+  ids->id = "r2";
+  REQUIRE(ids_of(complete(*f, "s", 1, 1, {unnamed_child()}).events) ==
+          std::vector<std::string>{"r2"});
+  ids->id = "r3";
+  REQUIRE(ids_of(f->append("s2", {ev()}).events) == std::vector<std::string>{"r3"});
 }

@@ -77,7 +77,7 @@ class Store {
       auto ids = events.empty() ? AppendIds::named : AppendIds::drawn;
       for (auto& e : events) {
         if (e.id) ids = AppendIds::named;
-        normalize(e);
+        normalize(op, e, seen, events.size());
       }
       return do_append(std::string(session_id), std::move(events), options, ids);
     });
@@ -255,7 +255,7 @@ class Store {
           for (const auto& e : request.events) detail::check_event(op, e, seen);
           if (request.claim_next) check_claim_next(op, *request.claim_next);
           ensure_open(op);
-          for (auto& e : request.events) normalize(e);
+          for (auto& e : request.events) normalize(op, e, seen, request.events.size());
           return do_complete_attempt(request);
         },
         request);
@@ -291,7 +291,7 @@ class Store {
           ensure_open(op);
           if (request.completions.empty() && !request.claim_next) return {};
           for (auto& c : request.completions)
-            for (auto& e : c.events) normalize(e);
+            for (auto& e : c.events) normalize(op, e, seen, children);
           return do_complete_attempts(request);
         },
         request);
@@ -723,10 +723,16 @@ class Store {
     if (through) detail::check_integer(op, "through_index", *through, 0);
     if (snapshot_through) detail::check_integer(op, "snapshot_through_index", *snapshot_through, 0);
   }
+  // One of the `count` events or children of a call, after check_event: a lane "" becomes no
+  // lane (Q7: on every backend), and an event without id gets one from the IdSource, checked as
+  // a supplied id is (`seen` holds the call's ids so far), so an IdSource that repeats itself
+  // within a call is refused before any I/O (S245).
   template <class E>
-  void normalize(E& e) {
-    if (e.lane && e.lane->empty()) e.lane.reset();  // Q7: "" is no lane on every backend.
-    if (!e.id) e.id = ids_->next_id();
+  void normalize(std::string_view op, E& e, std::set<std::string>& seen, std::size_t count) {
+    if (e.lane && e.lane->empty()) e.lane.reset();
+    if (e.id) return;
+    e.id = ids_->next_id();
+    detail::check_event_id(op, *e.id, count > 1 ? &seen : nullptr, /*drawn=*/true);
   }
 
   std::shared_ptr<Clock> clock_;

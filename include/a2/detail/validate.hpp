@@ -307,13 +307,23 @@ inline void check_list_size(std::string_view op, std::string_view what, std::siz
                     std::to_string(kMaxListedIndexes));
 }
 
+// One event id of a call, supplied by the caller or drawn from the store's IdSource (`drawn`):
+// valid text and, unless `seen` is null (a call of one event), not one the call already holds
+// (`seen` collects them: Q5). A drawn id that fails is the IdSource's fault (one that repeats
+// itself: S245), refused as the caller's would be.
+inline void check_event_id(std::string_view op, const std::string& id, std::set<std::string>* seen,
+                           bool drawn = false) {
+  // Errors name a drawn id as such: the caller did not supply it.
+  const std::string_view what = drawn ? "event id (drawn by the store's IdSource)" : "event id";
+  check_text(op, what, id, kMaxEventIdBytes);
+  if (seen && !seen->insert(id).second)
+    invalid(op, "duplicate " + std::string(what) + " " + quote_arg(id) + " in batch");
+}
+
 // Checks one event of a batch; `seen` collects the supplied ids to reject duplicates (Q5).
 template <class E>
 void check_event(std::string_view op, const E& e, std::set<std::string>& seen) {
-  if (e.id) {
-    check_text(op, "event id", *e.id, kMaxEventIdBytes);
-    if (!seen.insert(*e.id).second) invalid(op, "duplicate event id " + quote_arg(*e.id) + " in batch");
-  }
+  if (e.id) check_event_id(op, *e.id, &seen);
   check_text(op, "event type", e.type, kMaxEventTypeBytes);
   if (e.lane) check_text(op, "lane", *e.lane, kMaxLaneBytes, /*allow_empty=*/true);
   if (e.available_at_ms) {
