@@ -8,6 +8,11 @@
 // random find_work page (limit, due_by_ms, cursor) and the whole index paged through with a random
 // page size; I20 is checked against the observed rows, and sweep_work() must find nothing (S197).
 //
+// About a quarter of the events and children the check writes have no id: the stores draw it from
+// their IdSource, which the check scripts alike on both sides (ScriptedIdSource), mostly a fresh
+// id, sometimes one that is already stored or one of the same call, as an IdSource that repeats
+// itself would (S243, S245).
+//
 // Environment: A2_MODEL_SEED (default: a fresh seed, printed), A2_MODEL_STEPS (operations per
 // run), A2_MODEL_RUNS (runs with consecutive seeds). Defaults: 4 runs of 1500 steps in optimized
 // builds (about a minute on Postgres, less elsewhere), 2 of 500 in debug and sanitizer builds.
@@ -91,6 +96,48 @@ Json masked_state_json(const StateResult& s) {
   return j;
 }
 
+// The stores' IdSource: a call draws the ids its script lists, in order (both sides run the same
+// script), and "m1", "m2", ... once the script is used up (clear markers, whose ids are masked).
+// Not thread-safe: the check draws from one thread.
+class ScriptedIdSource final : public IdSource {
+ public:
+  void script(std::vector<std::string> ids) {
+    ids_ = std::move(ids);
+    drawn_ = 0;
+  }
+  // How many ids of the script were drawn since it was set.
+  std::size_t drawn() const { return drawn_; }
+  std::string next_id() override {
+    if (drawn_ < ids_.size()) return ids_[drawn_++];
+    return "m" + std::to_string(++markers_);
+  }
+
+ private:
+  std::vector<std::string> ids_;
+  std::size_t drawn_ = 0;
+  std::uint64_t markers_ = 0;
+};
+
+// An event or child whose id starts with this is sent without id: the store draws the rest.
+constexpr char kDrawnMark = '?';
+
+// The events of `events` marked kDrawnMark lose their id; the ids their store is to draw are
+// appended to `draws`, in the order the store draws them.
+template <class E>
+void leave_to_store(std::vector<E>& events, std::vector<std::string>& draws) {
+  for (auto& e : events)
+    if (e.id && !e.id->empty() && e.id->front() == kDrawnMark) {
+      draws.push_back(e.id->substr(1));
+      e.id.reset();
+    }
+}
+// The same events as a caller that knows the drawn ids names them (a retry of the call).
+template <class E>
+void name_drawn(std::vector<E>& events) {
+  for (auto& e : events)
+    if (e.id && !e.id->empty() && e.id->front() == kDrawnMark) e.id = e.id->substr(1);
+}
+
 struct ClaimInfo {
   std::string session;
   std::int64_t index;
@@ -103,9 +150,9 @@ class ModelRun {
   ModelRun(std::uint64_t seed, int steps) : rng_(seed), seed_(seed), steps_(steps) {
     auto reference = Fixture{std::make_shared<ManualClock>(kT0),
                              std::make_shared<SequentialIdSource>("g"), nullptr};
-    reference.store = memory::open({.clock = reference.clock, .ids = reference.ids});
+    reference.store = memory::open({.clock = reference.clock, .ids = ref_ids_});
     ref_.fixture = std::move(reference);
-    sub_.fixture = backend().fresh();
+    sub_.fixture = backend().fresh(StoreSettings{.ids = sub_ids_});
   }
 
   void run() {
@@ -139,8 +186,26 @@ class ModelRun {
   // --- running one operation on both sides -----------------------------------------------
   template <class F>
   Json both(const std::string& what, F&& f) {
+    return both(what, {}, std::forward<F>(f));
+  }
+  // The same for a call whose stores draw `draws` (leave_to_store): both must draw them all, or
+  // stop at the same one.
+  template <class F>
+  Json both(const std::string& what, const std::vector<std::string>& draws, F&& f) {
+    ref_ids_->script(draws);
     Json expected = outcome([&] { return f(ref_.store()); });
+    sub_ids_->script(draws);
     Json actual = outcome([&] { return f(sub_.store()); });
+    const std::size_t ref_drew = ref_ids_->drawn(), sub_drew = sub_ids_->drawn();
+    ref_ids_->script({});
+    sub_ids_->script({});
+    tally_["ids:drawn"] += static_cast<int>(ref_drew);
+    if (ref_drew != sub_drew) {
+      FAIL_CHECK("model check diverged at step " << step_ << " (seed " << seed_ << ") in " << what
+                                                 << ": memory drew " << ref_drew
+                                                 << " ids, the backend " << sub_drew);
+      throw std::runtime_error("diverged");
+    }
     if (expected != actual) {
       FAIL_CHECK("model check diverged at step " << step_ << " (seed " << seed_ << ") in " << what
                                                  << "\n  memory:  " << expected.dump()
@@ -214,12 +279,36 @@ class ModelRun {
     sub_.fixture.clock->advance(ms);
   }
 
+  // The id of a new event or child: mostly named by the check ("<prefix><n>"); a quarter are left
+  // to the store (kDrawnMark), whose scripted draw is mostly a fresh id ("d<n>"), sometimes an id
+  // already written (S243: a replay in its session, else partial_duplicate_batch) and sometimes
+  // one of the last few ids made, often of the same call (S245: invalid_argument).
+  std::string new_id(const std::string& prefix) {
+    std::string id;
+    const bool drawn = chance(25);
+    const int roll = pick(100);
+    if (!drawn) {
+      id = prefix + std::to_string(++next_id_);
+    } else if (roll < 80 || made_ids_.empty()) {
+      id = "d" + std::to_string(++next_id_);
+    } else if (roll < 90) {
+      id = any_of(made_ids_);
+      ++tally_["ids:drawn-repeat"];
+    } else {
+      const auto recent = static_cast<int>(std::min<std::size_t>(made_ids_.size(), 3));
+      id = made_ids_[made_ids_.size() - 1 - static_cast<std::size_t>(pick(recent))];
+      ++tally_["ids:drawn-repeat"];
+    }
+    made_ids_.push_back(id);
+    return drawn ? kDrawnMark + id : id;
+  }
+
   std::vector<NewEvent> random_batch(const std::string& s) {
     std::vector<NewEvent> batch;
     int n = 1 + pick(3);
     for (int i = 0; i < n; ++i) {
       NewEvent e;
-      e.id = "e" + std::to_string(++next_id_);
+      e.id = new_id("e");
       e.type = chance(50) ? "job" : "note";
       e.payload = {{"n", next_id_}, {"s", s}};
       e.lane = any_lane();
@@ -240,12 +329,16 @@ class ModelRun {
     auto batch = random_batch(s);
     AppendOptions options;
     if (chance(6) && head(s) > 0) options.origin_index = 1 + pick(static_cast<int>(head(s)));
-    Json r = both("append " + s, [&](Store& st) {
-      auto res = st.append(s, batch, options);
+    auto sent = batch;
+    std::vector<std::string> draws;
+    leave_to_store(sent, draws);
+    Json r = both("append " + s, draws, [&](Store& st) {
+      auto res = st.append(s, sent, options);
       return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
     });
     if (r.contains("ok")) {
       note_rows(s, r["ok"]["events"]);
+      name_drawn(batch);
       appended_.push_back({s, batch, options});
     }
   }
@@ -397,7 +490,7 @@ class ModelRun {
     int n = pick(3);
     for (int i = 0; i < n; ++i) {
       ChildEvent ch;
-      ch.id = "c" + std::to_string(++next_id_);
+      ch.id = new_id("c");
       ch.type = "child";
       ch.payload = {{"of", index}};
       ch.lane = any_lane();
@@ -421,15 +514,19 @@ class ModelRun {
   }
 
   // complete_attempt of a drawn claim (sometimes with claim_next), or a replay of an earlier one.
-  void run_complete(const CompleteRequest& req, bool replay) {
+  void run_complete(CompleteRequest req, bool replay) {
     std::string what = req.claim_next ? "complete_next" : "complete";
     if (replay) what += " replay";
-    Json r = both(what + " " + req.session_id,
-                  [&](Store& st) { return complete_json(st.complete_attempt(req)); });
+    auto sent = req;
+    std::vector<std::string> draws;
+    leave_to_store(sent.events, draws);
+    Json r = both(what + " " + req.session_id, draws,
+                  [&](Store& st) { return complete_json(st.complete_attempt(sent)); });
     if (!r.contains("ok")) return;
     note_rows(req.session_id, r["ok"]["events"]);
     note_next(req.session_id, req.claim_next, r["ok"]);
-    if (!replay) completions_.push_back(req);
+    name_drawn(req.events);
+    if (!replay) completions_.push_back(std::move(req));
   }
 
   void op_complete() {
@@ -491,10 +588,14 @@ class ModelRun {
                       false);
   }
 
-  void run_complete_many(const CompleteManyRequest& req, bool replay) {
+  void run_complete_many(CompleteManyRequest req, bool replay) {
+    auto sent = req;
+    std::vector<std::string> draws;
+    for (auto& c : sent.completions) leave_to_store(c.events, draws);
+    for (auto& c : req.completions) name_drawn(c.events);
     Json r = both(std::string(replay ? "complete_many replay " : "complete_many ") + req.session_id,
-                  [&](Store& st) {
-                    auto res = st.complete_attempts(req);
+                  draws, [&](Store& st) {
+                    auto res = st.complete_attempts(sent);
                     Json results = Json::array();
                     for (const auto& c : res.results) results.push_back(complete_json(c));
                     Json j = {{"results", results}};
@@ -621,7 +722,7 @@ class ModelRun {
   // Reclaim batches differ by backend (docs/semantics.md#Q12): compare whole loops.
   void op_reclaim() {
     const auto& s = any_session();
-    both("reclaim loop " + s, [&](Store& st) {
+    Json done = both("reclaim loop " + s, [&](Store& st) {
       std::int64_t deleted = 0;
       for (int calls = 0; calls < 100; ++calls) {
         auto r = st.reclaim(s);
@@ -630,6 +731,8 @@ class ModelRun {
       }
       return Json{{"deleted", deleted}, {"done", false}};
     });
+    // Done: every event below the boundary is deleted, its id free for every session.
+    if (done.contains("ok") && !done["ok"].contains("done")) reclaimed_below_[s] = boundaries_[s];
   }
 
   void op_read_tail() {
@@ -806,8 +909,14 @@ class ModelRun {
         auto [it, fresh] =
             owners_.emplace(r["id"].get<std::string>(), s + "#" + std::to_string(index));
         if (!fresh && it->second != s + "#" + std::to_string(index)) {
-          // An id may move only within its session (reuse after a clear) or after reclaim.
-          REQUIRE(it->second.rfind(s + "#", 0) == 0);
+          // An id may move only within its session (reuse after a clear) or after reclaim
+          // deleted its owner (an id the store drew again, S243).
+          if (it->second.rfind(s + "#", 0) != 0) {
+            const auto hash = it->second.rfind('#');
+            const std::string owner = it->second.substr(0, hash);
+            INFO("id " << r["id"] << " was owned by " << it->second);
+            REQUIRE(std::stoll(it->second.substr(hash + 1)) < reclaimed_below_[owner]);
+          }
           it->second = s + "#" + std::to_string(index);
         }
       }
@@ -879,6 +988,8 @@ class ModelRun {
   Json index_ = Json::array();               // The whole work index after the last step.
   std::optional<std::string> just_cleared_;  // The session this step's clear cleared.
   std::map<std::string, std::string> owners_;
+  // Per session: the boundary below which a finished reclaim deleted every event.
+  std::map<std::string, std::int64_t> reclaimed_below_;
   std::set<std::string> settled_;
   std::map<std::string, std::int64_t> attempts_;
   std::vector<ClaimInfo> claims_;
@@ -886,6 +997,9 @@ class ModelRun {
   std::vector<CompleteRequest> completions_;
   std::vector<CompleteManyRequest> batches_;
   int next_id_ = 0;
+  std::vector<std::string> made_ids_;  // Every id new_id made, in order.
+  std::shared_ptr<ScriptedIdSource> ref_ids_ = std::make_shared<ScriptedIdSource>();
+  std::shared_ptr<ScriptedIdSource> sub_ids_ = std::make_shared<ScriptedIdSource>();
   std::map<std::string, int> tally_;
 };
 
