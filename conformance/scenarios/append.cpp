@@ -540,4 +540,11 @@ TEST_CASE("a call whose drawn ids repeat one of its ids is rejected before writi
           std::vector<std::string>{"r2"});
   ids->id = "r3";
   REQUIRE(ids_of(f->append("s2", {ev()}).events) == std::vector<std::string>{"r3"});
+  // A drawn id must be valid text, as a supplied one must: an empty one is refused for an event
+  // and for a clear marker, and nothing changes.
+  ids->id = "";
+  const auto s2_before = observe(*f, "s2");
+  require_error(ErrorCode::invalid_argument, [&] { (void)f->append("s2", {ev()}); });
+  require_error(ErrorCode::invalid_argument, [&] { (void)clear(*f, "s2"); });
+  REQUIRE(observe(*f, "s2") == s2_before);
 }

@@ -572,7 +572,13 @@ class Store {
         observe_(std::move(observe)) {}
 
   Clock& clock() const noexcept { return *clock_; }
-  IdSource& ids() const noexcept { return *ids_; }
+  // The id of a clear marker: drawn from the IdSource and checked as an event's drawn id is (not
+  // valid text: InvalidArgument). A backend draws it before its write (docs/semantics.md#Q27).
+  std::string draw_marker_id(std::string_view op) {
+    std::string id = ids_->next_id();
+    detail::check_event_id(op, id, nullptr, /*drawn=*/true);
+    return id;
+  }
   // For a backend whose option spin_wait is set, in its constructor: every public operation
   // then counts among the calls in flight that a wait for a reply checks before it spins
   // (a2/detail/spin_calls.hpp).

@@ -340,8 +340,9 @@ class PostgresStore final : public Store {
   }
 
   ClearResult do_clear(const ClearRequest& request) override {
-    calls::Clear call{request.session_id, clock().now_ms(), request.if_last_index, std::nullopt,
-                      std::nullopt,       ids().next_id(),  clear_event_type_};
+    calls::Clear call{request.session_id, clock().now_ms(), request.if_last_index,
+                      std::nullopt,       std::nullopt,     draw_marker_id("clear"),
+                      clear_event_type_};
     if (request.cause) {
       call.cause_index = request.cause->index;
       call.cause_attempt = request.cause->attempt;

@@ -246,7 +246,7 @@ ClearResult RedisStore::do_clear(const ClearRequest& q) {
     using V = scripts::Clear::Verdict;
     const auto& s = q.session_id;
     const std::int64_t now = clock().now_ms();
-    const std::string marker = ids().next_id();
+    const std::string marker = draw_marker_id(op);
     const auto reply = scripts::Clear::decode(
         op, script(op, scripts::Clear{s, now, q.if_last_index, q.cause, marker,
                                       core_->options.clear_event_type}));

@@ -631,7 +631,7 @@ class MemoryStore final : public Store {
     // 5. Nothing to clear.
     if (head == 0 || clear_index == head) return {true, head, clear_index};
     // 6. The marker id must be unowned; any record counts, even a stale one of this session.
-    const std::string marker_id = ids().next_id();
+    const std::string marker_id = draw_marker_id("clear");
     if (core_->owners.count(marker_id)) throw_marker_id_taken(site("clear"), marker_id);
 
     // 7. Apply: the marker opens the new lifetime; the old pending work disappears.
