@@ -34,6 +34,7 @@
 #include "a2/detail/constants.hpp"
 #include "a2/memory.hpp"
 #include "harness.hpp"
+#include "support/as_json.hpp"
 #include "support/support.hpp"
 
 namespace a2::conformance {
@@ -265,6 +266,8 @@ class ModelRun {
     if (roll < 84) return op_clear();
     if (roll < 87) return op_reclaim();
     if (roll < 89) return op_read_tail();
+    if (roll < 91) return op_read_bounded();
+    if (roll < 92) return op_inspect();
     return op_advance_clock();
   }
 
@@ -733,6 +736,59 @@ class ModelRun {
     });
     // Done: every event below the boundary is deleted, its id free for every session.
     if (done.contains("ok") && !done["ok"].contains("done")) reclaimed_below_[s] = boundaries_[s];
+  }
+
+  // The reads other than read() and read_tail, with bounds anywhere from 0 to past the head
+  // (read() of whole sessions is compared after every step).
+  void op_read_bounded() {
+    const auto& s = any_session();
+    const int span = static_cast<int>(head(s)) + 3;
+    const std::int64_t after = pick(span);
+    std::optional<std::int64_t> through;
+    if (chance(50)) through = pick(span);
+    switch (pick(4)) {
+      case 0:
+        both("read_range " + s,
+             [&](Store& st) { return rows_json(st.read_range(s, after, through)); });
+        return;
+      case 1:
+        both("read_history " + s, [&](Store& st) {
+          return masked_events_json(
+              st.read_history(s, {.after_index = after, .through_index = through}));
+        });
+        return;
+      case 2:
+        both("read_events " + s,
+             [&](Store& st) { return masked_events_json(st.read_events(s, after)); });
+        return;
+      default:
+        // Payloads as each backend stores their text (Postgres prints jsonb its own way):
+        // compared as the JSON values they hold.
+        both("read_feed_page " + s, [&](Store& st) {
+          Json out = Json::array();
+          for (const auto& e : st.read_feed_page(s, after))
+            out.push_back({{"index", e.index},
+                           {"id", e.type == kClearEventType ? std::string("<marker>") : e.id},
+                           {"type", e.type},
+                           {"payload", Json::parse(e.payload_json)},
+                           {"created_at", e.created_at},
+                           {"session_id", e.session_id}});
+          return out;
+        });
+    }
+  }
+
+  // An operator's view: one session inspected, and every session listed, paging with a small
+  // random limit (compared as a map: Redis lists in SCAN order and may list a session twice).
+  void op_inspect() {
+    const auto& s = any_session();
+    both("inspect " + s, [&](Store& st) { return inspection_json(st.inspect_session(s)); });
+    const std::int64_t limit = 1 + pick(3);
+    both("list_sessions", [&](Store& st) {
+      Json out = Json::object();
+      for (const auto& [id, summary] : all_sessions(st, limit)) out[id] = summary_json(summary);
+      return out;
+    });
   }
 
   void op_read_tail() {

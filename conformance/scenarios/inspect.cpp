@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "support/as_json.hpp"
 #include "support/bad_input.hpp"
 #include "support/claims.hpp"
 #include "support/support.hpp"
@@ -19,39 +20,6 @@ using namespace a2::conformance;
 using a2::Json;
 
 namespace {
-
-// Every session of the store, paging with `limit`; REQUIREs pages of at most `limit` and an end.
-// A session listed twice (Redis, rarely) keeps one summary.
-std::map<std::string, a2::SessionSummary> all_sessions(a2::Store& store, std::int64_t limit) {
-  std::map<std::string, a2::SessionSummary> out;
-  std::string cursor;
-  for (int pages = 0;; ++pages) {
-    REQUIRE(pages < 1000);
-    auto page = store.list_sessions({.cursor = cursor, .limit = limit});
-    REQUIRE(static_cast<std::int64_t>(page.sessions.size()) <= limit);
-    for (auto& s : page.sessions) out[s.session_id] = s;
-    if (page.next_cursor.empty()) break;
-    cursor = page.next_cursor;
-  }
-  return out;
-}
-
-Json summary_json(const a2::SessionSummary& s) {
-  return {{"session", s.session_id}, {"head", s.head},   {"clear", s.clear_index},
-          {"pending", s.pending},    {"ready", s.ready}, {"claimed", s.claimed},
-          {"dead", s.dead}};
-}
-
-Json inspection_json(const a2::SessionInspection& i) {
-  Json lanes = Json::array(), claims = Json::array(), snapshots = Json::array();
-  for (const auto& l : i.lanes) lanes.push_back({l.lane, l.head_index, l.pending});
-  for (const auto& c : i.claims) claims.push_back({c.index, c.attempt, c.holder, c.expires_at});
-  for (const auto& s : i.snapshots) snapshots.push_back({s.reducer, s.index, s.history});
-  return {{"summary", summary_json(i.summary)},
-          {"lanes", lanes},
-          {"claims", claims},
-          {"snapshots", snapshots}};
-}
 
 Json counts(std::string session, std::int64_t head, std::int64_t clear, std::int64_t pending,
             std::int64_t ready, std::int64_t claimed, std::int64_t dead) {
