@@ -268,6 +268,7 @@ class ModelRun {
     if (roll < 89) return op_read_tail();
     if (roll < 91) return op_read_bounded();
     if (roll < 92) return op_inspect();
+    if (roll < 93) return op_presence();
     return op_advance_clock();
   }
 
@@ -789,6 +790,25 @@ class ModelRun {
       for (const auto& [id, summary] : all_sessions(st, limit)) out[id] = summary_json(summary);
       return out;
     });
+  }
+
+  // Presence beside the log: a patch (a state, or null to remove) of one of three participants
+  // with a lease of up to 5 s, whose expiry follows the stores' common clock, or a read.
+  void op_presence() {
+    const auto& s = any_session();
+    auto map_json = [](const PresenceMap& m) {
+      Json out = Json::object();
+      for (const auto& [participant, state] : m) out[participant] = state;
+      return out;
+    };
+    if (chance(30)) {
+      both("read_presence " + s, [&](Store& st) { return map_json(st.read_presence(s)); });
+      return;
+    }
+    const PresencePatch patch{.participant = "p" + std::to_string(1 + pick(3)),
+                              .state = chance(20) ? Json() : Json{{"step", step_}},
+                              .ttl_ms = 1 + pick(5000)};
+    both("patch_presence " + s, [&](Store& st) { return map_json(st.patch_presence(s, patch)); });
   }
 
   void op_read_tail() {
