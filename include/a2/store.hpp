@@ -557,6 +557,11 @@ class Store {
   // from it, so a ManualClock drives both.
   std::int64_t now_ms() const { return clock_->now_ms(); }
 
+  // An event id from the store's IdSource (Options::ids), as append and complete draw for an
+  // event or child without one, for a caller that names its ids before the first call so that
+  // a retry is recognised: a Worker names its handlers' children so. Thread-safe.
+  std::string draw_event_id() { return ids_->next_id(); }
+
   // The observer of Options::observe (null when none): a Worker on this store reports its jobs
   // to it too (docs/observe.md#O10).
   const std::shared_ptr<Observer>& observer() const noexcept { return observe_.observer; }

@@ -402,6 +402,40 @@ TEST_CASE("a lost completion reply is retried: one completion, children written 
   CHECK(store->held_claims("s", "w1").empty());
 }
 
+TEST_CASE("children without id get ids from the store's IdSource", "[worker][W19]") {
+  auto clock = std::make_shared<a2::ManualClock>(kT0);
+  auto store = a2::memory::open({clock, std::make_shared<a2::SequentialIdSource>("k")});
+  // Named jobs: the store's IdSource draws only for the children.
+  std::vector<a2::NewEvent> jobs(3);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].id = "j" + std::to_string(i + 1);
+    jobs[i].type = "job";
+  }
+  store->append("s", jobs);
+  a2::Worker worker(
+      *store,
+      [](const a2::Job&, a2::JobContext&) {
+        a2::ChildEvent child;
+        child.type = "done";
+        child.settled = true;
+        return a2::JobOutcome::complete({child});
+      },
+      quick(1));
+  REQUIRE(eventually([&] { return worker.stats().completed == 3; }, 5s));
+  worker.stop();
+  auto rows = store->read("s");
+  REQUIRE(rows.size() == 6);
+  std::set<std::string> children, returned;
+  for (std::size_t i = 0; i < 3; ++i) {
+    REQUIRE(rows[i].returned_event_ids.has_value());
+    REQUIRE(rows[i].returned_event_ids->size() == 1);
+    returned.insert(rows[i].returned_event_ids->front());
+  }
+  for (std::size_t i = 3; i < 6; ++i) children.insert(rows[i].id);
+  CHECK(children == std::set<std::string>{"k1", "k2", "k3"});
+  CHECK(returned == children);
+}
+
 TEST_CASE("a worker reports each job it ran to the store's observer", "[worker][O10]") {
   auto recorder = std::make_shared<a2::conformance::Recorder>();
   auto clock = std::make_shared<a2::ManualClock>(kT0);

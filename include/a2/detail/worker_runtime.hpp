@@ -630,7 +630,10 @@ class WorkerRuntime {
         } else {
           f.children = std::move(outcome.children());
           for (auto& child : f.children)
-            if (!child.id) child.id = ids_.next_id();  // Fixed before the first call: retry-safe.
+            // Named before the first call (a retry is recognised), from the store's IdSource:
+            // time-ordered by default, so on Postgres each child goes to the id index's right
+            // edge (docs/postgres-layout.md#indexes), not to a random page of it.
+            if (!child.id) child.id = store_.draw_event_id();
         }
       } catch (const std::exception& e) {
         f.kind = FinishKind::fail;
@@ -959,7 +962,6 @@ class WorkerRuntime {
   WorkerOptions opt_;
   std::size_t capacity_ = 1;
   std::unordered_set<std::string> listed_;
-  RandomIdSource ids_;
 
   mutable std::mutex mutex_;
   std::condition_variable claim_cv_, handler_cv_, finish_cv_, idle_cv_, renew_cv_;
