@@ -108,8 +108,8 @@ struct ClaimInfo {
 class ModelRun {
  public:
   ModelRun(std::uint64_t seed, int steps) : rng_(seed), seed_(seed), steps_(steps) {
-    auto reference = Fixture{std::make_shared<ManualClock>(kT0),
-                             std::make_shared<SequentialIdSource>("g"), nullptr};
+    // Both stores draw from their ScriptedIdSource (ref_ids_, sub_ids_), not a fixture's.
+    auto reference = Fixture{std::make_shared<ManualClock>(kT0), nullptr, nullptr};
     reference.store = memory::open({.clock = reference.clock, .ids = ref_ids_});
     ref_.fixture = std::move(reference);
     sub_.fixture = backend().fresh(StoreSettings{.ids = sub_ids_});

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 1-28, 243 and 245 (docs/semantics.md#append-scenarios): append, replays,
-// ownership, causes, lanes, ids the store draws.
+// Conformance scenarios 1-28, 243, 245 and 246 (docs/semantics.md#append-scenarios): append,
+// replays, ownership, causes, lanes, ids the store draws.
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -547,4 +547,17 @@ TEST_CASE("a call whose drawn ids repeat one of its ids is rejected before writi
   require_error(ErrorCode::invalid_argument, [&] { (void)f->append("s2", {ev()}); });
   require_error(ErrorCode::invalid_argument, [&] { (void)clear(*f, "s2"); });
   REQUIRE(observe(*f, "s2") == s2_before);
+}
+
+TEST_CASE("draw_event_id draws from the store's IdSource", "[append][draw_event_id][S246]") {
+  auto f = a2::conformance::fresh();
+  const std::string first = f->draw_event_id();
+  REQUIRE(first == "g1");
+  REQUIRE(ids_of(f->append("s", {ev()}).events) == std::vector<std::string>{"g2"});
+  // The caller names the drawn id: it is stored as given.
+  REQUIRE(ids_of(f->append("s", {ev_id(first)}).events) == std::vector<std::string>{"g1"});
+  REQUIRE(indexes_of(f->read("s")) == std::vector<std::int64_t>{1, 2});
+  REQUIRE(f->draw_event_id() == "g3");
+  f->close();
+  REQUIRE(f->draw_event_id() == "g4");
 }
