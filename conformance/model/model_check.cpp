@@ -37,66 +37,18 @@
 #include "scripted_ids.hpp"
 #include "support/as_json.hpp"
 #include "support/support.hpp"
+#include "views.hpp"
 
 namespace a2::conformance {
 namespace {
 
-std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  return std::strtoull(v, nullptr, 10);
-}
+using namespace model;  // The checks' views (views.hpp).
 
 // A store under test with the clock and ids it was opened with.
 struct Side {
   Fixture fixture;
   Store& store() { return *fixture.store; }
 };
-
-// An operation's outcome as JSON: its result, or the code of the a2::Error it threw.
-template <class F>
-Json outcome(F&& f) {
-  try {
-    return Json{{"ok", f()}};
-  } catch (const Error& e) {
-    return Json{{"error", std::string(to_string(e.code()))}};
-  }
-}
-
-// Clear markers take their ids from the store's IdSource, which backends may consume at different
-// moments (docs/semantics.md#Q27); every other id is supplied by the check. Markers are compared by
-// everything but their id.
-Json rows_json(const std::vector<StoredEvent>& rows) {
-  Json out = Json::array();
-  for (const auto& e : rows) {
-    Json j = to_json(e);
-    if (e.type == kClearEventType) j["id"] = "<marker>";
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-// Events and read_state results as JSON, markers' ids masked the same way (not
-// support/as_json.hpp's views, which keep every id).
-Json masked_events_json(const std::vector<Event>& events) {
-  Json out = Json::array();
-  for (const auto& e : events)
-    out.push_back({{"index", e.index},
-                   {"id", e.type == kClearEventType ? std::string("<marker>") : e.id},
-                   {"type", e.type},
-                   {"payload", e.payload},
-                   {"created_at", e.created_at},
-                   {"session_id", e.session_id}});
-  return out;
-}
-Json masked_state_json(const StateResult& s) {
-  Json j = {
-      {"head_index", s.head_index ? Json(*s.head_index) : Json()},
-      {"snapshot",
-       s.snapshot ? Json{{"index", s.snapshot->index}, {"state", s.snapshot->state}} : Json()},
-      {"events", masked_events_json(s.events)},
-      {"clear_index", s.clear_index ? Json(*s.clear_index) : Json()}};
-  return j;
-}
 
 struct ClaimInfo {
   std::string session;
@@ -334,12 +286,6 @@ class ModelRun {
     if (r.contains("ok")) note_claim(s, holder, max_events, r["ok"]);
   }
 
-  static Json claim_json(const ClaimResult& res) {
-    return Json{{"verdict", std::string(to_string(res.verdict))},
-                {"events", rows_json(res.events)},
-                {"retry_at", res.verdict == ClaimVerdict::busy ? res.retry_at : 0}};
-  }
-
   // Checks a claim's result (from claim_available or claim_next) and remembers what it claimed.
   void note_claim(const std::string& s, const std::string& holder,
                   std::optional<std::int64_t> max_events, const Json& ok) {
@@ -470,12 +416,6 @@ class ModelRun {
     return chance(50) ? random_children(index) : std::vector<ChildEvent>{};
   }
 
-  static Json complete_json(const CompleteResult& res) {
-    Json j = {{"verdict", std::string(to_string(res.verdict))}, {"events", rows_json(res.events)}};
-    if (res.next) j["next"] = claim_json(*res.next);
-    return j;
-  }
-
   // complete_attempt of a drawn claim (sometimes with claim_next), or a replay of an earlier one.
   void run_complete(CompleteRequest req, bool replay) {
     std::string what = req.claim_next ? "complete_next" : "complete";
@@ -557,14 +497,7 @@ class ModelRun {
     for (auto& c : sent.completions) leave_to_store(c.events, draws);
     for (auto& c : req.completions) name_drawn(c.events);
     Json r = both(std::string(replay ? "complete_many replay " : "complete_many ") + req.session_id,
-                  draws, [&](Store& st) {
-                    auto res = st.complete_attempts(sent);
-                    Json results = Json::array();
-                    for (const auto& c : res.results) results.push_back(complete_json(c));
-                    Json j = {{"results", results}};
-                    if (res.next) j["next"] = claim_json(*res.next);
-                    return j;
-                  });
+                  draws, [&](Store& st) { return complete_many_json(st.complete_attempts(sent)); });
     if (!r.contains("ok")) return;
     const Json& ok = r["ok"];
     REQUIRE(ok["results"].size() == req.completions.size());
@@ -781,25 +714,12 @@ class ModelRun {
 
   // --- comparing whole sessions and checking the invariants --------------------------------
   void check_session(const std::string& s) {
-    Json seen = both("observe " + s, [&](Store& st) {
-      Json o = observe(st, s);
-      for (auto& r : o["rows"])
-        if (r["type"] == kClearEventType) r["id"] = "<marker>";
-      return o;
-    })["ok"];
+    Json seen = both("observe " + s, [&](Store& st) { return masked_observe(st, s); })["ok"];
     check_invariants(s, seen);
     seen_[s] = seen;
   }
 
   // --- the work index (docs/semantics.md#work-discovery, #find_work, I20) ------------------
-  static Json page_json(const WorkPage& page) {
-    Json sessions = Json::array();
-    for (const auto& w : page.sessions) sessions.push_back(Json::array({w.session_id, w.at_ms}));
-    return Json{
-        {"sessions", sessions},
-        {"next", page.next ? Json::array({page.next->session_id, page.next->at_ms}) : Json()}};
-  }
-
   std::int64_t any_limit() {
     switch (pick(4)) {
       case 0:
