@@ -10,9 +10,10 @@
 -- when after now: the event's `av`, docs/semantics.md#delayed-work); then ARGV[4 + 7n] notify
 -- channel, ARGV[5 + 7n] originIndex|''
 -- Returns { 'empty', hasPending } | { 'ok', firstIndex, hasPending } |
---   { 'dup', hasPending, index... } | { 'partial', ownedCount } | { 'foreign', id } |
+--   { 'rows', hasPending, (streamEntry, columns) x n } (a replay: the stored rows of its ids,
+--   in batch order, columns as in dead_letters.lua) | { 'partial', ownedCount } | { 'foreign', id } |
 --   { 'no_parent', causeIndex } | { 'superseded', causeIndex } | { 'cleared', originIndex }
--- Verdict order: empty, foreign/dup/partial, cleared (origin), then each cause in batch order
+-- Verdict order: empty, foreign/rows/partial, cleared (origin), then each cause in batch order
 -- (boundary, range, attempt/dead letter). hasPending is '1' or '0'.
 -- An 'ok' with unsettled events lowers the session's work index entry to the earliest of their
 -- times (availableAt, else now) with one ZADD LT, before the wake-up.

@@ -15,13 +15,13 @@
 -- ARGV[9 + 6n] maxEvents|''
 -- Returns the completion's reply C = { 'superseded' } | { 'missing' } |
 --   { 'partial' } (a replay that does not match) | { 'partial', childId } (a child id already
---   owned) | { 'dup', childIndex... } | { 'ok', firstChildIndex }; with a claim_next holder a
---   replay answers { 'rows', (streamEntry, columns) x n } instead of 'dup' (its rows
---   before the claim, lua/lib/complete.lua), and a verdict that is not an error (superseded,
---   rows, ok) comes as { C, claimReply }, claimReply being claim_available.lua's reply
---   (lua/lib/claim.lua) for the state after the completion.
+--   owned) | { 'rows', (streamEntry, columns) x n } (a replay: its children as stored at the
+--   start of the call, lua/lib/complete.lua) | { 'ok', firstChildIndex }; with a claim_next
+--   holder a verdict that is not an error (superseded, rows, ok) comes as { C, claimReply },
+--   claimReply being claim_available.lua's reply (lua/lib/claim.lua) for the state after the
+--   completion.
 -- Verdict order: parent at or below the boundary (superseded), above the head (missing);
--- parent already processed: replay checks (superseded / partial / dup); else the fence
+-- parent already processed: replay checks (superseded / partial / rows); else the fence
 -- (superseded), a child id already owned (partial), then apply.
 -- The work index (lua/lib/complete.lua, lua/lib/claim.lua): without claim_next an applied
 -- completion with unsettled children or a lane hand-off lowers the entry (ZADD LT); with
@@ -201,7 +201,7 @@ else
   reply = completion_place(c, total)
   if not reply then
     local row = fast_row or read_fields({ parent }, COMPLETION_FIELDS)[parent]
-    reply = completion_check(c, row, owners, ARGV[1], (ARGV[next_at] or '') ~= '')
+    reply = completion_check(c, row, owners, ARGV[1])
     if not reply then
       apply_completions({ { c, row } }, total, ARGV[1], ARGV[2], ARGV[6 + n * 6],
         (ARGV[next_at] or '') == '')

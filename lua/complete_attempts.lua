@@ -18,10 +18,9 @@
 -- Returns { 'missing', j } | { 'partial', j } (a replay that does not match) |
 --   { 'partial', j, childId } (a child id owned by a live event): completion j (1-based) failed
 --   the call, nothing changed; else { 'done', { C1, ..., Cm }, claimReply|false }, Cj being
---   complete_attempt.lua's reply for completion j ({ 'superseded' } | { 'dup', childIndex... } |
---   { 'ok', firstChildIndex }; here a replay is always { 'rows', (streamEntry, columns) x n },
---   its child rows as at its place in the list) and claimReply claim_available.lua's (false
---   without a holder).
+--   complete_attempt.lua's reply for completion j ({ 'superseded' } | { 'ok', firstChildIndex } |
+--   { 'rows', (streamEntry, columns) x n } for a replay, its child rows as at its place in the
+--   list) and claimReply claim_available.lua's (false without a holder).
 local COUNTER, META, SPLIT, PENDING, READY = KEYS[2], KEYS[3], KEYS[7], KEYS[4], KEYS[5]
 local PIN_COUNTS = KEYS[6]
 local m = tonumber(ARGV[3])
@@ -55,7 +54,7 @@ local applied, applied_at = {}, {}
 for j, c in ipairs(completions) do
   if not replies[j] then
     -- A replay carries its rows ('rows'), read here, at the start of the call.
-    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1], true)
+    replies[j] = completion_check(c, rows[c.parent], c.owners, ARGV[1])
     if not replies[j] then
       applied[#applied + 1] = { c, rows[c.parent] }
       applied_at[c.parent] = j

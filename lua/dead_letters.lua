@@ -22,8 +22,7 @@ local dead = {}
 for _, field in ipairs(candidates) do
   if status[field][2] and not status[field][1] then dead[#dead + 1] = field end
 end
-local rows = read_fields(dead, { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e',
-  'av' })
+local rows = read_fields(dead, ROW_FIELDS)
 local result = {}
 for _, field in ipairs(dead) do
   local entries = redis.call('XRANGE', KEYS[1], field .. '-0', field .. '-0')

@@ -196,6 +196,55 @@ TEST_CASE("round trips: none on memory, one per single-script write on servers",
   }
 }
 
+// S136, S137: the write that recognises a replay returns its rows; nothing is read after it.
+TEST_CASE("replays are answered by their write: one round trip, the rows as stored",
+          "[O4][append][complete][S136][S137]") {
+  Observed o;
+  Store& st = *o.f;
+  (void)st.append("s", {ev_id("a"), ev_id("b"), ev_id("c")});
+  REQUIRE(claim(st).events.size() == 3);
+  REQUIRE(complete(st, "s", 1, 1, {child("k1"), child("k2")}).verdict ==
+          CompleteVerdict::completed);
+  REQUIRE(st.complete_attempts({.session_id = "s", .completions = {{2, 1, {child("k3")}}}})
+              .results.at(0)
+              .verdict == CompleteVerdict::completed);
+  o.recorder->clear();
+
+  auto again = st.append("s", {ev_id("a"), ev_id("b")});
+  REQUIRE(indexes_of(again.events) == std::vector<std::int64_t>{1, 2});
+  CHECK(again.events[0].processed_by_attempt == std::optional<std::int64_t>(1));
+  CHECK(again.events[0].returned_event_ids ==
+        std::optional<std::vector<std::string>>({"k1", "k2"}));
+  CHECK(again.has_pending);
+  auto replay = complete(st, "s", 1, 1, {child("k1"), child("k2")});
+  REQUIRE(replay.verdict == CompleteVerdict::completed);
+  REQUIRE(indexes_of(replay.events) == std::vector<std::int64_t>{4, 5});
+  CHECK(replay.events[0].cause == std::optional<EventCause>(EventCause{1, 1}));
+  CHECK(replay.events[0].attempt_count == 0);
+  // With claim_next: the children as they were before the claim, which takes the first of them
+  // (3 is still held by the first claim).
+  auto next = st.complete_attempt({.session_id = "s",
+                                   .index = 1,
+                                   .attempt = 1,
+                                   .events = {child("k1"), child("k2")},
+                                   .claim_next = ClaimNext{.holder = "w", .ttl_ms = kTtl}});
+  REQUIRE(next.verdict == CompleteVerdict::completed);
+  REQUIRE(indexes_of(next.events) == std::vector<std::int64_t>{4, 5});
+  CHECK(next.events[0].attempt_count == 0);
+  REQUIRE(next.next.has_value());
+  REQUIRE(indexes_of(next.next->events) == std::vector<std::int64_t>{4});
+  auto batch = st.complete_attempts({.session_id = "s", .completions = {{2, 1, {child("k3")}}}});
+  REQUIRE(batch.results.at(0).verdict == CompleteVerdict::completed);
+  REQUIRE(indexes_of(batch.results[0].events) == std::vector<std::int64_t>{6});
+
+  auto ops = o.recorder->operations();
+  REQUIRE(ops.size() == 4);
+  for (const auto& r : ops) {
+    INFO(r.operation);
+    CHECK(r.round_trips == (server() ? 1 : 0));
+  }
+}
+
 TEST_CASE("work transitions are reported from the results", "[O5]") {
   Observed o;
   auto& store = *o.f;

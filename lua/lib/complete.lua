@@ -17,8 +17,6 @@
 --#include work.lua
 -- The parent's columns the checks and the settle read (one read_fields).
 local COMPLETION_FIELDS = { 'd', 'p', 'pa', 'ri', 'ch', 'f', 'lfa', 'l', 'next' }
--- The 14 columns of a stored row, in kMetaSuffixes order (src/redis/codec.hpp).
-local ROW_FIELDS = { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e', 'av' }
 local function child_id(c, i) return ARGV[c.at + (i - 1) * 6 + 1] end
 -- The checks on the parent's place: at or below the boundary (superseded) or above the head
 -- `total` (missing); nil when it is in the lifetime.
@@ -30,12 +28,12 @@ local function completion_place(c, total)
 end
 -- The checks on the parent's row (COMPLETION_FIELDS) and the children's owner records `owners`
 -- (id_owners.lua's, false when free). An already processed parent: the replay checks
--- (superseded / partial / dup); else the fence (superseded) and the child owners (partial with
+-- (superseded / partial / rows); else the fence (superseded) and the child owners (partial with
 -- the id). nil: the completion applies. Reads only (one XRANGE per child of a replay).
--- With `with_rows` (a claim_next follows, which may change the rows) a replay answers
--- { 'rows', (streamEntry, columns) x n } instead of 'dup': its children as stored at the
--- start of the call, the columns being the 14 suffixes of dead_letters.lua (one read_fields).
-local function completion_check(c, row, owners, session, with_rows)
+-- A replay answers { 'rows', (streamEntry, columns) x n }: its children as stored at the start
+-- of the call, the columns being ROW_FIELDS (meta.lua, one read_fields), so the caller needs no
+-- read after the script (docs/semantics.md#S137).
+local function completion_check(c, row, owners, session)
   local parent, attempt, n = c.parent, c.attempt, c.n
   if row[2] then
     -- Already processed: a retry of this completion is recognised when the attempt, the recorded
@@ -72,18 +70,12 @@ local function completion_check(c, row, owners, session, with_rows)
       indexes[#indexes + 1] = decimal(rec[2])
       entries_of[#entries_of + 1] = entries[1]
     end
-    if with_rows then
-      local columns = read_fields(indexes, ROW_FIELDS)
-      local result = { 'rows' }
-      for i, idx in ipairs(indexes) do
-        result[#result + 1] = entries_of[i]
-        result[#result + 1] = columns[idx]
-      end
-      return result
+    local columns = read_fields(indexes, ROW_FIELDS)
+    local result = { 'rows' }
+    for i, idx in ipairs(indexes) do
+      result[#result + 1] = entries_of[i]
+      result[#result + 1] = columns[idx]
     end
-    -- Decision docs/semantics.md#Q3: 'dup' followed by the child indexes.
-    local result = { 'dup' }
-    for _, idx in ipairs(indexes) do result[#result + 1] = idx end
     return result
   end
   if tonumber(row[1] or '0') ~= attempt then return { 'superseded' } end

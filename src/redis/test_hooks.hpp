@@ -2,15 +2,13 @@
 #pragma once
 
 // Test-only hooks of the Redis backend: the store calls the installed hook at named stages so a
-// test can interleave another operation exactly there (scenarios docs/semantics.md#S40,
-// docs/semantics.md#S136 and docs/semantics.md#S137). Internal: not installed, only tests include
-// it. No hook is installed in production, where a stage costs one relaxed atomic load.
+// test can interleave another operation exactly there (scenario docs/semantics.md#S40).
+// Internal: not installed, only tests include it. No hook is installed in production, where a stage
+// costs one relaxed atomic load.
 //
 // Stages (the session id is passed along):
 //   "read_bounds"      right after the bounds MGET of read, read_range, read_history and the
-//                      replay reads (before the first page);
-//   "append_replay"    after the append script answered `dup`, before the replay read;
-//   "complete_replay"  after the completion script answered `dup`, before the replay read.
+//                      reads of stored rows (before the first page).
 
 #include <functional>
 #include <string>

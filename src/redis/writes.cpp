@@ -12,7 +12,6 @@
 #include "redis/scripts/put_snapshots.hpp"
 #include "redis/scripts/reclaim.hpp"
 #include "redis/store.hpp"
-#include "redis/test_hooks.hpp"
 
 namespace a2::redis::detail {
 
@@ -46,12 +45,11 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
   return guard(op, [&] {
     using V = scripts::Append::Verdict;
     const std::int64_t now = clock().now_ms();
-    const auto n = static_cast<std::int64_t>(events.size());
-    const auto reply =
+    auto reply =
         scripts::AppendOne::one_event(now, events, options.origin_index)
-            ? scripts::AppendOne::decode(op, script(op, scripts::AppendOne{s, now, events[0]}))
+            ? scripts::AppendOne::decode(op, s, script(op, scripts::AppendOne{s, now, events[0]}))
             : scripts::Append::decode(
-                  op, script(op, scripts::Append{s, now, events, options.origin_index}));
+                  op, s, script(op, scripts::Append{s, now, events, options.origin_index}));
     switch (reply.verdict) {
       case V::empty:
         return AppendResult{{}, reply.has_pending};
@@ -67,18 +65,12 @@ AppendResult RedisStore::do_append(const std::string& s, std::vector<NewEvent> e
         }
         return result;
       }
-      case V::dup: {
-        run_test_hook("append_replay", s);
-        // A valid retry occupies exactly n consecutive indexes.
-        const std::int64_t first = reply.first_index;
-        auto [rows, clear] =
-            retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
-        if (first < clear)
-          fail(op, "session '" + s + "' was cleared while an append retry replayed; retry it");
+      case V::replay: {
+        // The rows as the script read them: a valid retry occupies consecutive indexes.
         std::vector<Requested> wanted;
         for (const auto& e : events) wanted.push_back({*e.id, e.type, e.lane, e.cause});
-        match_replay(op, s, wanted, rows);
-        return AppendResult{std::move(rows), reply.has_pending};
+        match_replay(op, s, wanted, reply.rows);
+        return AppendResult{std::move(reply.rows), reply.has_pending};
       }
       case V::partial:
         throw_some_ids_stored(site(op), s, static_cast<std::size_t>(reply.stored_count),
@@ -144,25 +136,12 @@ CompleteResult RedisStore::completion_result(std::string_view op, const std::str
       }
       return result;
     }
-    case V::dup: {
-      const auto n = static_cast<std::int64_t>(events.size());
-      if (n == 0) return CompleteResult{CompleteVerdict::completed, {}, {}};
+    case V::replay: {
+      // The children as the script read them, before its claim_next (which may claim one).
       std::vector<Requested> wanted;
       for (const auto& c : events) wanted.push_back({*c.id, c.type, c.lane, cause});
-      if (reply.rows) {
-        // Read by the script before its claim_next (which may claim a child): no second read.
-        match_replay(op, s, wanted, *reply.rows);
-        return CompleteResult{CompleteVerdict::completed, *reply.rows, {}};
-      }
-      if (!reply.first_index) unexpected(op, "short 'dup' reply");
-      const std::int64_t first = *reply.first_index;
-      run_test_hook("complete_replay", s);
-      auto [rows, clear] =
-          retry_after_gap([&] { return read_stored_range(op, s, first - 1, first + n - 1); });
-      // Cleared after the script matched the retry.
-      if (index <= clear) return CompleteResult{CompleteVerdict::superseded, {}, {}};
-      match_replay(op, s, wanted, rows);
-      return CompleteResult{CompleteVerdict::completed, std::move(rows), {}};
+      match_replay(op, s, wanted, reply.rows);
+      return CompleteResult{CompleteVerdict::completed, reply.rows, {}};
     }
   }
   unexpected(op, "unknown verdict");

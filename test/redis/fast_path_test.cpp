@@ -317,7 +317,7 @@ TEST_CASE(
     CHECK(again.elements.at(0).str == "ok");
     CHECK(t.both_ways(Append{"c", ++now, before, std::nullopt}).elements.at(0).str == "partial");
     CHECK(t.both_ways(Append{"c", ++now, before_second, std::nullopt}).elements.at(0).str == "ok");
-    CHECK(t.both_ways(AppendOne{"c", ++now, before[0]}).elements.at(0).str == "dup");
+    CHECK(t.both_ways(AppendOne{"c", ++now, before[0]}).elements.at(0).str == "rows");
     CHECK(AppendOne::one_event(now, alike, std::nullopt) == false);  // Two events.
     CHECK(AppendOne::one_event(now, alike_first, std::nullopt));
     CHECK_FALSE(AppendOne::one_event(now, alike_first, 3));  // An origin.

@@ -132,7 +132,8 @@ expect "append a lane follower" "ok|3|1" \
 expect "follower linked" "3" cli HGET "$(k meta):0" 1:next
 expect "lane tail moved" "1|3" cli HMGET "$(k meta)" __lane:1:L:head __lane:1:L:tail
 expect "follower not ready" "1|2" cli ZRANGE "$(k ready)" 0 -1
-expect "replay" "dup|1|1|2" \
+# A replay answers its rows: entry and the 14 columns (all unset here) of each id, in batch order.
+expect "replay" 'rows|1|1-0|id|g1|type|t|payload|{"a":1}|created_at|1000|cause||lane|L|||||||||||||||2-0|id|g2|type|t|payload|[1, 2]|created_at|1000|cause||lane|||||||||||||||' \
   ev append 8 $(base_keys) "$(idk g1)" "$(idk g2)" $S 1000 2 g1 t 1 '' '' 0 '' g2 t 1 '' '' 0 '' "$(k notify)" ''
 expect "partial batch" "partial|1" \
   ev append 8 $(base_keys) "$(idk g1)" "$(idk gx)" $S 1000 2 g1 t 1 '' '' 0 '' gx t 1 '' '' 0 '' "$(k notify)" ''
@@ -185,7 +186,7 @@ expect "follower links to the child" "4" cli HGET "$(k meta):0" 3:next
 expect "pending after completion" "2|3|4" cli ZRANGE "$(k pending)" 0 -1
 expect "ready after completion" "2|3" cli ZRANGE "$(k ready)" 0 -1
 expect "count after completion" "4" cli GET "$(k count)"
-expect "completion replay" "dup|4" \
+expect "completion replay" 'rows|4-0|id|c1|type|ct|payload|{"c":true}|created_at|1600|cause|{"index":1,"attempt":1}|lane|L||||||||||||||' \
   ev complete_attempt 9 $(ckeys 1) "$(idk c1)" $S 1700 1 1 1 c1 ct '{"c":true}' L 0 '' "$(k notify)" '' '' ''
 expect "completion replay with other ids" "partial" \
   ev complete_attempt 9 $(ckeys 1) "$(idk c2)" $S 1700 1 1 1 c2 ct 1 L 0 '' "$(k notify)" '' '' ''

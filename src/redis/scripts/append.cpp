@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "redis/scripts/append.hpp"
 
-#include <algorithm>
-
 #include "a2/detail/json_text.hpp"
 #include "redis/codec.hpp"
 #include "redis/errors.hpp"
@@ -59,7 +57,7 @@ Call AppendOne::encode(const Keys& k) const {
   return c;
 }
 
-Append::Result Append::decode(std::string_view op, const Reply& r) {
+Append::Result Append::decode(std::string_view op, const std::string& session_id, const Reply& r) {
   if (!r.is_array() || r.size() == 0) unexpected(op, "empty script reply");
   const std::string verdict = text(op, r[0]);
   auto at = [&](std::size_t i) -> const Reply& {
@@ -76,13 +74,10 @@ Append::Result Append::decode(std::string_view op, const Reply& r) {
       result.first_index = number(op, at(1));
       result.has_pending = text(op, at(2)) == "1";
     });
-  } else if (verdict == "dup") {
-    result.verdict = Verdict::dup;
+  } else if (verdict == "rows") {
+    result.verdict = Verdict::replay;
     result.has_pending = text(op, at(1)) == "1";
-    if (r.size() < 3) unexpected(op, "short 'dup' reply");
-    result.first_index = kMaxSafeInteger;
-    for (std::size_t i = 2; i < r.size(); ++i)
-      result.first_index = std::min(result.first_index, number(op, r[i]));
+    result.rows = entry_rows(op, session_id, r, 2);
   } else if (verdict == "partial") {
     result.verdict = Verdict::partial;
     result.stored_count = number(op, at(1));

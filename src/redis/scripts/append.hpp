@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "a2/types.hpp"
 #include "redis/scripts/script.hpp"
@@ -27,17 +28,19 @@ struct Append {
 
   Call encode(const Keys& k) const;
 
-  enum class Verdict { empty, ok, dup, partial, foreign, no_parent, superseded, cleared };
+  enum class Verdict { empty, ok, replay, partial, foreign, no_parent, superseded, cleared };
   struct Result {
     Verdict verdict = Verdict::empty;
-    bool has_pending = false;       // empty, ok, dup.
-    std::int64_t first_index = 0;   // ok: the first new index; dup: the lowest stored index.
+    bool has_pending = false;       // empty, ok, replay.
+    std::int64_t first_index = 0;   // ok: the first new index.
+    std::vector<StoredEvent> rows;  // replay: the stored rows of the ids, in batch order, as the
+                                    // script read them (docs/semantics.md#S136).
     std::int64_t stored_count = 0;  // partial: how many of the ids are stored.
     std::string id;                 // foreign: the id owned by another session.
     std::int64_t index = 0;         // no_parent, superseded: the cause; cleared: the origin.
   };
   // A reply after the script wrote ('ok') that cannot be decoded is outcome-unknown.
-  static Result decode(std::string_view op, const Reply& r);
+  static Result decode(std::string_view op, const std::string& session_id, const Reply& r);
 };
 
 // Typed caller of lua/append_one.lua: append.lua's call for one unsettled event without cause,
@@ -57,7 +60,9 @@ struct AppendOne {
 
   Call encode(const Keys& k) const;
   using Result = Append::Result;
-  static Result decode(std::string_view op, const Reply& r) { return Append::decode(op, r); }
+  static Result decode(std::string_view op, const std::string& session_id, const Reply& r) {
+    return Append::decode(op, session_id, r);
+  }
 };
 
 }  // namespace a2::redis::detail::scripts

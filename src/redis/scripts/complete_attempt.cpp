@@ -57,19 +57,11 @@ CompleteAttempt::Result CompleteAttempt::verdict(std::string_view op, const std:
       if (r.size() < 2) unexpected(op, "short 'ok' reply");
       return number(op, r[1]);
     });
-  } else if (verdict == "dup") {
-    result.verdict = Verdict::dup;
-    for (std::size_t i = 1; i < r.size(); ++i) {
-      const auto v = number(op, r[i]);
-      result.first_index = result.first_index ? std::min(*result.first_index, v) : v;
-    }
   } else if (verdict == "rows") {
-    // { 'rows', (streamEntry, columns) x n }: a replay followed by a claim. Like every row but
-    // a claim's, they carry no clear_index.
-    result.verdict = Verdict::dup;
-    auto rows = entry_rows(op, session_id, r, 1);
-    if (!rows.empty()) result.first_index = rows.front().index;
-    result.rows = std::move(rows);
+    // { 'rows', (streamEntry, columns) x n }: a replay. Like every row but a claim's, they
+    // carry no clear_index.
+    result.verdict = Verdict::replay;
+    result.rows = entry_rows(op, session_id, r, 1);
   } else {
     unexpected(op, "unknown verdict '" + verdict + "'");
   }

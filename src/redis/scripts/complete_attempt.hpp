@@ -38,16 +38,15 @@ struct CompleteAttempt {
 
   Call encode(const Keys& k) const;
 
-  enum class Verdict { superseded, missing, partial, dup, ok };
+  enum class Verdict { superseded, missing, partial, replay, ok };
   struct Result {
     Verdict verdict = Verdict::superseded;
-    std::optional<std::string> owned_id;           // partial: the child id already owned, if named
-                                                   // (absent: a replay that does not match).
-    std::optional<std::int64_t> first_index;       // ok: the first child; dup: the lowest stored
-                                                   // child (absent when none is listed).
-    std::optional<std::vector<StoredEvent>> rows;  // dup with claim_next: the replayed rows as
-                                                   // the script read them before its claim.
-    std::optional<ClaimResult> next;               // The claim_next result, when asked for.
+    std::optional<std::string> owned_id;      // partial: the child id already owned, if named
+                                              // (absent: a replay that does not match).
+    std::optional<std::int64_t> first_index;  // ok: the first child.
+    std::vector<StoredEvent> rows;    // replay: the children as the script read them, before any
+                                      // claim_next (docs/semantics.md#S137).
+    std::optional<ClaimResult> next;  // The claim_next result, when asked for.
   };
   // A reply after the script wrote ('ok', or any claim_next result) that cannot be decoded is
   // outcome-unknown.
