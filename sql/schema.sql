@@ -2049,11 +2049,11 @@ declare
   dead record;
   is_dead boolean;
 begin
-  -- Lane promotion must see every append that committed before it, so a skip takes the session
-  -- lock first, in append's order. The row lock serializes both actions with claims.
-  if is_skip then
-    locked := a2_lock_session(s);
-  end if;
+  -- The session lock first, in append's order: lane promotion (a skip) must see every append
+  -- that committed before it, and both actions must come wholly before or after a clear, whose
+  -- boundary their answer reads twice (found by the concurrent model check, S248). The row lock
+  -- serializes both with claims.
+  locked := a2_lock_session(s);
   select lane into dead from a2_events
    where session_id = s and idx = i
      and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// Races of two writes of one session placed exactly with row locks held by a connection of the
+// test (docs/postgres-layout.md#locking): each write must come wholly before or after the other.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+
+#include "a2/postgres.hpp"
+#include "schema_store.hpp"
+#include "servers/postgres_server.hpp"
+
+namespace a2::postgres_test::locking_test {
+namespace {
+
+using a2::test::PostgresServer;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+constexpr std::int64_t kTtl = 30'000;
+
+a2::NewEvent work(const std::string& id) {
+  a2::NewEvent e;
+  e.id = id;
+  e.type = "job";
+  e.payload = a2::Json::object();
+  return e;
+}
+
+// How many connections of `app` wait for a lock of `kind` (pg_stat_activity's wait_event:
+// "advisory" for the session lock, "transactionid" or "tuple" for a row).
+int waiting(const std::string& app, const std::string& kind) {
+  pqxx::connection admin(PostgresServer::shared().connection());
+  pqxx::nontransaction tx(admin);
+  const std::string events = kind == "row" ? "('transactionid', 'tuple')" : "('advisory')";
+  return tx
+      .exec1("select count(*) from pg_stat_activity where application_name = " + tx.quote(app) +
+             " and wait_event_type = 'Lock' and wait_event in " + events)[0]
+      .as<int>();
+}
+
+// Waits until `ready()` or 20 s (then fails).
+template <class F>
+void await(F&& ready) {
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (!ready()) {
+    REQUIRE(std::chrono::steady_clock::now() < until);
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+// S248: a redrive waits for a row another transaction holds; a clear of the session comes while
+// it waits. The redrive holds the session lock, so the clear waits for it and the redrive's
+// answer is of one instant: redriven, and pending (the event it made ready). Before, the retry
+// read the boundary before the clear and has_pending after it: redriven but nothing pending.
+TEST_CASE("a redrive and a clear of its session come one after the other",
+          "[postgres][redrive][clear][S248]") {
+  const std::string app = "a2_locking_redrive";
+  auto f = a2::postgres_test::open_schema_store(
+      {.tag = "locking",
+       .t0 = kT0,
+       .connection = PostgresServer::shared().connection() + " application_name=" + app});
+  const std::string s = "s";
+  (void)f->append(s, {work("e1")});
+  REQUIRE(f->claim_available({.session_id = s, .holder = "w", .ttl_ms = kTtl}).verdict ==
+          a2::ClaimVerdict::claimed);
+  REQUIRE(f->fail_attempt({.session_id = s, .index = 1, .attempt = 1, .max_failures = 1}).verdict ==
+          a2::FailVerdict::dead_lettered);
+
+  pqxx::connection conn(PostgresServer::shared().connection());
+  pqxx::work holder(conn);
+  holder.exec("set local search_path to \"" + f.schema + "\"");
+  holder.exec("select 1 from a2_events where session_id = 's' and idx = 1 for update");
+  auto redriven = std::async(std::launch::async, [&] {
+    return f->redrive({.session_id = s, .index = 1, .action = a2::RedriveAction::retry});
+  });
+  await([&] { return waiting(app, "row") == 1; });
+  auto cleared = std::async(std::launch::async, [&] { return f->clear({.session_id = s}); });
+  // The clear waits for the session lock the redrive holds (before, it committed at once).
+  await([&] {
+    return waiting(app, "advisory") == 1 || cleared.wait_for(0s) == std::future_status::ready;
+  });
+  holder.commit();
+  const auto r = redriven.get();
+  const auto c = cleared.get();
+  CHECK(r.redriven);
+  CHECK(r.has_pending);
+  CHECK(c.cleared);
+  CHECK(c.clear_index == 2);
+  CHECK(f->head(s).clear_index == 2);
+  CHECK(f->dead_letters(s).empty());
+}
+
+}  // namespace
+}  // namespace a2::postgres_test::locking_test
