@@ -226,6 +226,9 @@ drop function if exists a2_release_claims(text, text, bigint, bigint[], bigint[]
 -- the write functions below call the new one, so the old helper goes (a no-op once it is gone;
 -- an earlier a2 that applies its own schema.sql creates it again with the bodies that call it).
 drop function if exists a2_wake(text, boolean, boolean);
+-- a2_work_may_raise (a claim's try of the session lock before it raised or removed its entry)
+-- went when every write came to take the session lock first: a claim always holds it.
+drop function if exists a2_work_may_raise(text);
 -- a2_work_set gained `stopped` (a claim that took max_events rows), so that a claim group writes
 -- every claim's work index entry with one call each (a2_claim_group).
 drop function if exists a2_work_set(text, bigint, bigint);
@@ -935,30 +938,11 @@ begin
                                     where c.session_id = s), 0));
 end $$;
 
--- Whether a claim may raise or remove the entry of session s: when it holds the session lock,
--- taken here without waiting (held until the claim commits; re-entrant, so a claim inside a
--- completion, which holds it, always may). An append of one event (a2_append_one) leaves the
--- entry alone when it is already due, as read after its session lock, so while it holds that
--- lock no claim may raise the entry above its event's time. When another transaction holds it
--- the claim leaves the entry as it is: claiming only makes events less ready, so the entry
--- stays at or before every ready time, too early at worst, and the next claim of the session
--- sets it. Never waiting, it adds no lock cycle: a claim holds event rows when it gets here.
-create or replace function a2_work_may_raise(s text) returns boolean
-language sql volatile as $$
-  select pg_try_advisory_xact_lock(hashtext(s))
-$$;
-
 -- A claim's work index writes (not for a claim with exclusions). Every other write only lowers
--- the entry E, so a claim is the one write that can hide work, and it must read the rows only
--- once it holds the session lock and the entry's row (docs/postgres-layout.md#a2_work): a write
--- that lowered E (an append, a completion with children, a release, a failure, a redrive) holds
--- that row until it commits, so once the claim holds the row such a write has either
--- committed, and a2_work_due, reading a fresh snapshot, sees its rows, or it waits for the
--- claim's commit and lowers E after it; an append that found E already due wrote no row, but
--- it holds the session lock until it commits, so a claim that got the lock sees its rows, and
--- one that did not leaves E alone (a2_work_may_raise). The claim's own earlier snapshot may
--- miss those rows: computing E there, as earlier builds did, left a session whose work had just
--- been appended out of the index until the next sweep (S226).
+-- the entry E, so a claim is the one write that can hide work. It holds the session lock (every
+-- write of the session takes it first, docs/postgres-layout.md#locking), so no other write of
+-- the session runs meanwhile, and a2_work_due, reading a snapshot of its own, sees every write
+-- that committed before the claim got the lock (S226, S227).
 --
 -- claimed and busy: E := the lesser of a2_work_due(s) and at_most (the claim's lease end when
 -- it claimed: its rule names the lease end, even one already past; null when busy). The
@@ -973,23 +957,20 @@ begin
     insert into a2_work as w (session_id, next_at) values (s, now_ms)
     on conflict on constraint a2_work_pkey do update
       set next_at = least(w.next_at, excluded.next_at);
-  elsif a2_work_may_raise(s) then
+  else
     insert into a2_work as w (session_id, next_at) values (s, now_ms)
     on conflict on constraint a2_work_pkey do update
       set next_at = coalesce(least(a2_work_due(s, now_ms), at_most), now_ms);
   end if;
 end $$;
 
--- settled: no entry, unless a write that lowered it committed meanwhile (then a2_work_due,
--- read once the row is held, is not null and the entry stays as that write left it).
+-- settled: no entry (a2_work_due is null under the session lock the claim holds).
 create or replace function a2_work_drop(s text, now_ms bigint) returns void
 language plpgsql as $$
 begin
-  if a2_work_may_raise(s) then
-    perform 1 from a2_work w where w.session_id = s for update;
-    if found and a2_work_due(s, now_ms) is null then
-      delete from a2_work w where w.session_id = s;
-    end if;
+  perform 1 from a2_work w where w.session_id = s for update;
+  if found and a2_work_due(s, now_ms) is null then
+    delete from a2_work w where w.session_id = s;
   end if;
 end $$;
 
@@ -1054,10 +1035,15 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
+  locked boolean;  -- a2_lock_session
   -- How many rows the claim took (the rows the claim statement returned).
   claimed_count bigint;
   none record;  -- a2_claim_none
 begin
+  -- The session lock first, as every write of a session takes it (docs/postgres-layout.md#locking):
+  -- the claim comes wholly before or after any other write of the session, and its statements
+  -- see every write that committed before it.
+  locked := a2_lock_session(s);
   -- Eligible rows are locked in index order and updated in one statement, which also reads the
   -- boundary. A claim that waited on a row re-checks only that row, which is why clear sets
   -- lane_ready = false on the clearing handler's row. The limit (null: none) applies to locked
@@ -1142,16 +1128,16 @@ end $$;
 
 -- Claim groups: the claims of several callers without exclusions (src/postgres/write_groups.hpp,
 -- docs/postgres-layout.md#write-groups), in one call, so one transaction. Parallel arrays in
--- request order: sessions (each at most once: a claim locks event rows before the session lock,
--- so a second claim of a session would lock rows while holding it), holders, times (now_ms of
--- each), lease ends, limits (null: all). Returns k, the request's position (1-based), with each
--- of a2_claim's rows for it, the rows of one request together. An error of any request rolls the
--- whole group back; the store then sends each request alone.
+-- request order: sessions (each at most once), holders, times (now_ms of each), lease ends,
+-- limits (null: all). Returns k, the request's position (1-based), with each of a2_claim's rows
+-- for it, the rows of one request together. An error of any request rolls the whole group back;
+-- the store then sends each request alone.
 --
 -- The outcome is a2_claim's for each request in session order (ties cannot occur), which a test
 -- compares column by column (test/postgres/write_groups_test.cpp, S235); the work is done in
 -- sets, which per request costs the server about a third less than a call of a2_claim per
 -- request (docs/postgres-layout.md#a2_claim_group):
+-- * The sessions' locks, in session order, as a2_claim takes its session's.
 -- * One statement locks every request's eligible rows, session by session in session order (the
 --   order a2_sweep_work locks their a2_work rows, so two groups never wait for each other in a
 --   cycle), each session's in index order under its limit, with the boundary it read: a2_claim's
@@ -1179,8 +1165,12 @@ declare
   boundaries bigint[]; -- The boundary request k read.
   none record;         -- a2_claim_none
 begin
-  -- The sessions in session order (a subquery with its own order, which the planner keeps as
-  -- the outer side of the lateral joins), each session's rows locked in index order.
+  -- The sessions' locks first, in session order (a2_lock_session, inlined into this query), as
+  -- a2_claim takes its session's; then the sessions in session order (a subquery with its own
+  -- order, which the planner keeps as the outer side of the lateral joins), each session's rows
+  -- locked in index order.
+  perform a2_lock_session(u.s)
+     from (select distinct x.s from unnest(ss) x(s) order by x.s) u;
   with per_request as (
     select req.o, b.clear_index, count(l.row_id) as locked, array_agg(l.row_id) as ids
       from (select u.o, u.s, u.t, u.l
@@ -1266,7 +1256,10 @@ declare
   renewed bigint[] := '{}';
   superseded bigint[] := '{}';
   ci bigint;
+  locked boolean;  -- a2_lock_session
 begin
+  -- The session lock first (docs/postgres-layout.md#locking).
+  locked := a2_lock_session(s);
   select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
          coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
     into idxs, attempts
@@ -1331,7 +1324,10 @@ declare
   released bigint[] := '{}';
   not_held bigint[] := '{}';
   snooze boolean := coalesce(available_at_ms > now_ms, false);
+  locked boolean;  -- a2_lock_session
 begin
+  -- The session lock first (docs/postgres-layout.md#locking).
+  locked := a2_lock_session(s);
   select coalesce(array_agg(listed.idx order by listed.idx, listed.attempt), '{}'),
          coalesce(array_agg(listed.attempt order by listed.idx, listed.attempt), '{}')
     into idxs, attempts
@@ -1418,8 +1414,11 @@ declare
   first_taken boolean;
 begin
   r_verdict := 'superseded';
-  -- The parent row above the boundary, locked. None: at or below the boundary (superseded), or
-  -- missing, both a2_missing_parent's case (it reads the boundary again, which only grows).
+  -- The session lock first, as every write of a session takes it (docs/postgres-layout.md#locking;
+  -- re-entrant: a2_complete_attempts and the groups hold it already). Then the parent row above
+  -- the boundary, locked. None: at or below the boundary (superseded), or missing, both
+  -- a2_missing_parent's case (it reads the boundary again, which only grows).
+  locked := a2_lock_session(s);
   select * into parent from a2_events
    where session_id = s and idx = i
      and idx > coalesce((select clear_index from a2_clears where session_id = s), 0)
@@ -1469,13 +1468,11 @@ begin
     return;
   end if;
 
-  -- The parent lock came first; only a statement after the session lock sees every clear that
-  -- committed while this one waited. One statement after the lock (each statement costs its
-  -- executor start, the larger part of a small one): the fresh boundary and head, whether the
-  -- parent has pins and whether a row holds the first child id, and the parent's update, which
-  -- applies only above that boundary (the row is ours: locked above the boundary it read). An
+  -- One statement (each statement costs its executor start, the larger part of a small one): the
+  -- boundary and head, whether the parent has pins and whether a row holds the first child id,
+  -- and the parent's update, which applies only above that boundary (the row is ours: locked
+  -- above the boundary it read, and no clear can commit while the session lock is held). An
   -- error raised after it rolls it back with everything else.
-  locked := a2_lock_session(s);
   update a2_events parent_row set
     processed_at = now_ms,
     processed_by_attempt = attempt,
@@ -1570,9 +1567,7 @@ end $$;
 
 -- Completion groups: the completions of several callers without claim_next
 -- (src/postgres/write_groups.hpp, docs/postgres-layout.md#write-groups), in one call, so one
--- transaction. Parallel arrays in request order: sessions (each at most once: a completion locks
--- its parent row before the session lock, so a second completion of a session would lock a row
--- while holding it), indexes, attempts, times (now_ms of each), child_counts (how many children
+-- transaction. Parallel arrays in request order: sessions (each at most once), indexes, attempts, times (now_ms of each), child_counts (how many children
 -- each has); the children flattened in request order as in a2_complete_one (ids, types, lanes,
 -- settled, available_at), except new_payloads, a jsonb array of one array of payloads per
 -- request. One row per request: k, its position (1-based), its r_verdict and r_events, and
@@ -1582,10 +1577,9 @@ end $$;
 -- Two paths with one outcome: the group's rows and replies are those of a2_complete_one with the
 -- work index (a2_complete_attempt's) called for each request in session order, which a test
 -- compares column by column (test/postgres/write_groups_test.cpp, S236).
--- * First, in one statement, each request's parent row (locked, as a2_complete_one locks it)
---   and, when a2_complete_one would take it (the row is above the boundary, unfinished and the
---   attempt's), its session lock, request by request in session order: the locks and their
---   order of a2_complete_one called in a loop, so groups take sessions in the order
+-- * First the sessions' locks in session order, then, in one statement, each request's parent
+--   row (locked, as a2_complete_one locks it) in session order: the locks of a2_complete_one
+--   called in a loop, taken session locks first, so groups take sessions in the order
 --   a2_sweep_work takes their a2_work rows and never wait for each other in a cycle.
 -- * The set path, when every request is plain and the connection takes its wake-ups by reply
 --   (this a2's): plain is a parent that a2_complete_one would complete (the attempt's, unfinished,
@@ -1630,9 +1624,11 @@ begin
     end loop;
     first_child := last_child + 1;
   end loop;
-  -- The parent rows and session locks, in session order (a subquery with its own order, which
-  -- the planner keeps as the outer side of the lateral joins: each request's row, then its lock,
-  -- then the next request's).
+  -- The sessions' locks first, in session order (a2_lock_session, inlined into this query), as
+  -- a2_complete_one takes its session's; then the parent rows in session order (a subquery with
+  -- its own order, which the planner keeps as the outer side of the lateral join).
+  perform a2_lock_session(u.s)
+     from (select distinct x.s from unnest(ss) x(s) order by x.s) u;
   select bool_and(coalesce(p.completes and p.lane is null, false)), array_agg(p.row_id)
     into plain, parent_ids
     from (select u.o, u.s, u.i, u.a
@@ -1648,9 +1644,7 @@ begin
        where parent.session_id = r.s and parent.idx = r.i
          and parent.idx > coalesce((select c.clear_index from a2_clears c
                                      where c.session_id = r.s), 0)
-         for update) p on true
-    cross join lateral (
-      select case when p.completes then a2_lock_session(r.s) end as locked) l;
+         for update) p on true;
   if plain and current_setting('a2.wake_by_reply', true) = 'on'
      and coalesce(cardinality(array_remove(new_lanes, null)), 0) = 0
      -- Read after the locks: no child id held, no parent pinned.
@@ -1783,6 +1777,7 @@ create or replace function a2_complete_attempts(s text, now_ms bigint,
                                                 out r_clear_index bigint)
 language plpgsql as $$
 declare
+  locked boolean;  -- a2_lock_session
   owed text;
   n integer := coalesce(cardinality(completion_indexes), 0);
   present boolean[] := array_fill(false, array[n]);
@@ -1798,7 +1793,9 @@ begin
   r_parts := '{}';
   r_verdicts := '{}';
   r_events := '{}';
-  -- The parent rows, each by its full primary key, in index order.
+  -- The session lock first (docs/postgres-layout.md#locking), then the parent rows, each by its
+  -- full primary key, in index order.
+  locked := a2_lock_session(s);
   for k in select listed.ord from unnest(completion_indexes) with ordinality listed(idx, ord)
             order by listed.idx loop
     perform 1 from a2_events
@@ -1873,8 +1870,7 @@ end $$;
 -- complete_attempts groups: the calls of several callers of a2_complete_attempts (complete_attempts,
 -- and complete_attempt with claim_next: src/postgres/write_groups.hpp,
 -- docs/postgres-layout.md#write-groups) in one call, so one transaction. Parallel arrays in
--- request order: sessions (each at most once: a2_complete_attempts locks parent rows before the
--- session lock), times (now_ms of each), completion_counts (how many completions each has),
+-- request order: sessions (each at most once), times (now_ms of each), completion_counts (how many completions each has),
 -- holders (null: no claim_next), expiries and limits of the claims; the completions flattened
 -- in request order (indexes, attempts, child_counts), their children flattened in that order
 -- (ids, types, lanes, settled, available_at), and new_payloads a jsonb array of one element per
@@ -1963,7 +1959,10 @@ declare
   cur record;
   failures integer;
   dead boolean;
+  locked boolean;  -- a2_lock_session
 begin
+  -- The session lock first (docs/postgres-layout.md#locking).
+  locked := a2_lock_session(s);
   select boundary.clear_index as boundary_index, current_row.* into cur
     from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
             as clear_index) boundary
@@ -2104,9 +2103,11 @@ declare
   advances boolean;
   w jsonb;
   w_index bigint;
+  locked boolean;  -- a2_lock_session
 begin
-  -- The two-key lock does not conflict with the session lock.
-  perform pg_advisory_xact_lock(hashtext(s), hashtext(reducer));
+  -- The session lock first (docs/postgres-layout.md#locking); it serializes the writes of one
+  -- reducer's checkpoints too.
+  locked := a2_lock_session(s);
   select boundary.clear_index, head.up_to_index into ci, head_index
     from (select coalesce((select clear_index from a2_clears where session_id = s), 0)
             as clear_index) boundary

@@ -229,19 +229,24 @@ TEST_CASE("find_work reads the index a2_work_due; idle sessions have no row",
   CHECK(page.next->session_id == "x5003");
 }
 
-// A claim computes the session's next entry from the rows it read; a write that lowers the entry
-// or leaves it due, and commits while the claim runs, must not be hidden by it (S226). The
-// append runs on a connection of the test inside an open transaction, holding the session lock
-// (and the entry's row when it lowers or creates the entry; an entry already due it leaves
-// alone), while the store's claim runs: the claim, which cannot take the session lock, answers
-// without waiting for the append and leaves the entry as it is; then the append commits.
-TEST_CASE("a claim racing an append leaves the appended event in the work index",
+// A claim computes the session's next entry from the rows it reads; a write that lowers the
+// entry or leaves it due, and commits while the claim waits, must not be hidden by it (S226).
+// The append runs on a connection of the test inside an open transaction, holding the session
+// lock (and the entry's row when it lowers or creates the entry; an entry already due it leaves
+// alone), while the store's claim runs: the claim waits for the session lock (every write takes
+// it first), so it comes after the append and claims its event too.
+TEST_CASE("a claim racing an append waits for it and claims the appended event",
           "[postgres][discovery][S226]") {
-  auto f = fresh();
-  // claimed: two events, the entry due: the append leaves it alone, the claim takes both.
-  // busy: one event held, the entry its lease end: the append lowers it. settled: the event
-  // completed, the entry still its lease end: the append lowers it. settled_due: the same once
-  // the clock reached the lease end: the entry is due, the append leaves it alone.
+  const std::string app = "a2_discovery_claim_waits";
+  auto f = a2::postgres_test::open_schema_store(
+      {.tag = "discovery",
+       .t0 = kT0,
+       .id_prefix = "w",
+       .connection = PostgresServer::shared().connection() + " application_name=" + app});
+  // claimed: two events, the entry due: the append leaves it alone. busy: one event held, the
+  // entry its lease end: the append lowers it. settled: the event completed, the entry still its
+  // lease end: the append lowers it. settled_due: the same once the clock reached the lease end:
+  // the entry is due, the append leaves it alone.
   enum class Setup { claimed, busy, settled, settled_due };
   auto claim = [&](const std::string& s) {
     return f->claim_available({.session_id = s, .holder = "h", .ttl_ms = 30000});
@@ -249,18 +254,16 @@ TEST_CASE("a claim racing an append leaves the appended event in the work index"
   for (const Setup setup : {Setup::claimed, Setup::busy, Setup::settled, Setup::settled_due}) {
     const std::string s = "race" + std::to_string(static_cast<int>(setup));
     INFO("session " << s);
-    a2::ClaimVerdict expected = a2::ClaimVerdict::claimed;
+    std::vector<std::string> expected = {s + "-late"};
     if (setup == Setup::claimed) {
       (void)f->append(s, {unsettled(s + "-1"), unsettled(s + "-2")});
+      expected = {s + "-1", s + "-2", s + "-late"};
     } else {
       (void)f->append(s, {unsettled(s + "-1")});
       REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);
-      expected = a2::ClaimVerdict::busy;
-      if (setup != Setup::busy) {
+      if (setup != Setup::busy)
         REQUIRE(f->complete_attempt({.session_id = s, .index = 1, .attempt = 1}).verdict ==
                 a2::CompleteVerdict::completed);
-        expected = a2::ClaimVerdict::settled;
-      }
       if (setup == Setup::settled_due) f.clock->advance(30000);
     }
     const std::int64_t now = f.clock->now_ms();
@@ -270,20 +273,40 @@ TEST_CASE("a claim racing an append leaves the appended event in the work index"
     append.exec("select a2_append_one(" + append.quote(s) + ", " + std::to_string(now) + ", " +
                 append.quote(s + "-late") + ", 't', '{}'::jsonb)");
     auto result = std::async(std::launch::async, [&] { return claim(s); });
-    // The claim waits for nothing the append holds. Should it wait, the append commits anyway
-    // (so the claim ends) and the check fails.
-    const bool answered_first = result.wait_for(20s) == std::future_status::ready;
+    {
+      // Until the store's claim waits for the session lock the append holds.
+      pqxx::connection admin(PostgresServer::shared().connection());
+      pqxx::nontransaction tx(admin);
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
+                      tx.quote(app) +
+                      " and wait_event_type = 'Lock' and wait_event = 'advisory'")[0]
+                 .as<int>() == 0) {
+        REQUIRE(std::chrono::steady_clock::now() < until);
+        std::this_thread::sleep_for(5ms);
+      }
+    }
     append.commit();
-    CHECK(answered_first);
-    CHECK(result.get().verdict == expected);
-    // The late event is claimable now, so the session must be due now, and the sweep finds
-    // nothing to repair.
-    const auto due = f->find_work({.after = std::nullopt, .due_by_ms = now, .limit = 1000});
+    const auto got = result.get();
+    REQUIRE(got.verdict == a2::ClaimVerdict::claimed);
+    std::vector<std::string> ids;
+    for (const auto& e : got.events) ids.push_back(e.id);
+    CHECK(ids == expected);
+    // Nothing is claimable before the leases end: the entry is the earliest of them, which the
+    // sweep leaves as it is, and the next claim is busy until then.
     bool listed = false;
-    for (const auto& w : due.sessions) listed = listed || w.session_id == s;
-    CHECK(listed);
+    for (const auto& w :
+         f->find_work({.after = std::nullopt, .due_by_ms = now, .limit = 1000}).sessions)
+      listed = listed || w.session_id == s;
+    CHECK_FALSE(listed);
     CHECK(f->sweep_work().indexed.empty());
-    REQUIRE(claim(s).verdict == a2::ClaimVerdict::claimed);  // The late event.
+    CHECK(claim(s).verdict == a2::ClaimVerdict::busy);
+    for (const auto& e : got.events)
+      REQUIRE(f->complete_attempt({.session_id = s, .index = e.index, .attempt = e.attempt_count})
+                  .verdict == a2::CompleteVerdict::completed);
+    if (setup == Setup::busy)
+      REQUIRE(f->complete_attempt({.session_id = s, .index = 1, .attempt = 1}).verdict ==
+              a2::CompleteVerdict::completed);
   }
 }
 

@@ -104,7 +104,9 @@ class RowLock {
 };
 
 // What a waiting statement waits for: a session lock, or a row another transaction holds.
-enum class Waits { session_lock, row };
+// The session lock, a row, or either: calls of one session wait for a row only the first of
+// them; the others wait for the session lock it holds (every write takes it first).
+enum class Waits { session_lock, row, any };
 
 // Waits (at most 20 s) until `n` backends of connections named `app` wait for a lock of the
 // kind `waits`, running a statement whose text holds `fragment`.
@@ -119,7 +121,8 @@ void wait_for_lock_waiters(const std::string& connection, const std::string& app
         tx.exec1("select count(*) from pg_stat_activity where application_name = " + tx.quote(app) +
                  " and wait_event_type = 'Lock' and " +
                  (waits == Waits::session_lock ? "wait_event = 'advisory'"
-                                               : "wait_event in ('transactionid', 'tuple')") +
+                  : waits == Waits::row        ? "wait_event in ('transactionid', 'tuple')"
+                                               : "true") +
                  " and query like '%' || " + tx.quote(fragment) + " || '%'")[0]
             .as<long long>();
     if (waiting >= n) return;
@@ -740,9 +743,10 @@ TEST_CASE("appends in groups beside claims, completions and clears of the same s
       failures.back() = e.what();
     }
   });
-  // Every appender reaches the first session within four appends, so all places in flight
-  // end up waiting for its lock; appends started then queue.
-  wait_for_lock_waiters(f.connection, app, static_cast<int>(kInFlight), "a2_append");
+  // Every appender reaches the first session within four appends, and every worker within four
+  // rounds (a claim takes the session lock first too), so every pooled connection ends up
+  // waiting for its lock; appends started then queue.
+  wait_for_lock_waiters(f.connection, app, static_cast<int>(kInFlight), "a2_");
   const std::vector<std::string> queued_ids = {"q-1", "q-2", "q-3"};
   // Sessions of their own, which no worker claims: a claim would rewrite the rows (their xmin).
   auto queued = queue_calls(
@@ -891,7 +895,7 @@ std::vector<std::unique_ptr<Async<a2::CompleteResult>>> block_completions(
           {.session_id = e.session_id, .index = e.index, .attempt = e.attempt_count, .events = {}});
     }));
   wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight),
-                        "complete_attempt: one call", Waits::row);
+                        "complete_attempt: one call", Waits::any);
   return holders;
 }
 
@@ -905,7 +909,7 @@ std::vector<std::unique_ptr<Async<a2::ClaimResult>>> block_claims(const SchemaSt
     holders.push_back(std::make_unique<Async<a2::ClaimResult>>(
         [&f, blocked] { return f->claim_available(claim_of(blocked)); }));
   wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight), "a2_claim(",
-                        Waits::row);
+                        Waits::any);
   return holders;
 }
 
@@ -1377,7 +1381,7 @@ TEST_CASE(
            .claim_next = next});
     }));
   wait_for_lock_waiters(f.connection, app, static_cast<int>(kWorkInFlight),
-                        "complete_attempts, and complete_attempt with claim_next", Waits::row);
+                        "complete_attempts, and complete_attempt with claim_next", Waits::any);
   const auto child = [](const a2::StoredEvent& e, const std::string& id) {
     return a2::Completion{
         .index = e.index, .attempt = e.attempt_count, .events = completion_of(e, id).events};
