@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Conformance scenarios 183-196 and 214 (docs/semantics.md#work-discovery-scenarios): the work
+// Conformance scenarios 183-196, 214 and 249 (docs/semantics.md#work-discovery-scenarios): the work
 // index kept by every write (docs/semantics.md#work-discovery), find_work paging, watch_work
 // signals, sweep_work and bad input. S197 is the model check (conformance/model/model_check.cpp).
 //
@@ -238,6 +238,44 @@ TEST_CASE("find_work: a lane handoff lowers the entry to now", "[find_work][lane
   REQUIRE(entry(*f, "d188b") == kT0 + 100);
   REQUIRE(fail(*f, "d188c", 1, 1, 1).verdict == FailVerdict::dead_lettered);
   REQUIRE(entry(*f, "d188c") == kT0 + kTtl);
+  require_nothing_to_sweep(*f);
+}
+
+// S249: complete_attempts applies its completions in list order, so a lane that a later
+// completion of the call passes on reaches a delayed child an earlier one queued in it: a
+// hand-off, to now. The other order is no hand-off: the child comes after the lane emptied.
+TEST_CASE("find_work: a batch hands a lane to a child an earlier completion of it queued",
+          "[find_work][lane][complete][S249]") {
+  auto f = fresh();
+  auto delayed = [](const std::string& id) {
+    ChildEvent c = in_lane_child(id, "L");
+    c.available_at_ms = kT0 + 5000;
+    return c;
+  };
+  for (const char* s : {"d249a", "d249b"}) {
+    (void)f->append(s, {ev(), in_lane(ev(), "L")});
+    REQUIRE(claimed(claim(*f, s)) == std::vector<std::int64_t>{1, 2});
+    REQUIRE(entry(*f, s) == kT0 + kTtl);
+  }
+  f.clock->advance(100);
+  // 1 queues its child behind 2 in L, then 2 hands L to it.
+  auto first = f->complete_attempts(
+      {.session_id = "d249a", .completions = {{1, 1, {delayed("k-a")}}, {2, 1, {}}}});
+  REQUIRE(first.results.at(0).verdict == CompleteVerdict::completed);
+  REQUIRE(first.results.at(1).verdict == CompleteVerdict::completed);
+  CHECK(entry(*f, "d249a") == kT0 + 100);
+  // 2 empties L, then 1 queues its child at the lane's head: the child's own time.
+  auto second = f->complete_attempts(
+      {.session_id = "d249b", .completions = {{2, 1, {}}, {1, 1, {delayed("k-b")}}}});
+  REQUIRE(second.results.at(0).verdict == CompleteVerdict::completed);
+  REQUIRE(second.results.at(1).verdict == CompleteVerdict::completed);
+  CHECK(entry(*f, "d249b") == kT0 + 5000);
+  for (const char* s : {"d249a", "d249b"}) {
+    auto rows = f->read(s);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[2].id == std::string(s == std::string("d249a") ? "k-a" : "k-b"));
+    CHECK(rows[2].available_at == std::optional<std::int64_t>(kT0 + 5000));
+  }
   require_nothing_to_sweep(*f);
 }
 

@@ -128,7 +128,15 @@ local function apply_completions(applied, total, session, now, notify, indexed)
   local owner_writes, session_json, head = {}, json_string(session), total
   local work_at, work_at_ms = nil, nil
   if lane_handed_off then work_at, work_at_ms = now, tonumber(now) end
-  for _, entry in ipairs(applied) do
+  -- The completions apply in list order (docs/semantics.md#complete_attempts), though every
+  -- parent is settled here before any child is written: a lane whose head a later completion of
+  -- the call settled passes, in list order, to an unsettled child an earlier one queued in it,
+  -- a hand-off (to now, S249), where settling first found the lane empty.
+  local headed_after = {}
+  for position, event in ipairs(settles) do
+    if event[2] ~= '' and headed_here[event[1]] then headed_after[event[2]] = position end
+  end
+  for position, entry in ipairs(applied) do
     local c = entry[1]
     c.first = head + 1
     -- cjson.encode({ index = tonumber(parent), attempt = attempt }): cjson writes a two-key
@@ -153,7 +161,7 @@ local function apply_completions(applied, total, session, now, notify, indexed)
         local at = now
         if ARGV[o + 6] ~= '' then
           put(mkey(field), field .. ':av', ARGV[o + 6])
-          at = ARGV[o + 6]
+          if (headed_after[ARGV[o + 4]] or 0) <= position then at = ARGV[o + 6] end
         end
         if not work_at_ms or tonumber(at) < work_at_ms then
           work_at, work_at_ms = at, tonumber(at)

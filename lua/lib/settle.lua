@@ -12,11 +12,14 @@ local settled_here = {}
 -- Whether a hand-off of this script passed a lane to a next pending event (dead-lettered or
 -- not): a completion then lowers the work index entry to now (docs/semantics.md#work-discovery).
 local lane_handed_off = false
+-- The events settled by this script that headed their lane when they were settled.
+local headed_here = {}
 -- Hands `lane` on if `field` (settled) headed it.
 local function hand_off(field, lane, next_field)
   if lane == '' then return end
   local head_key = lane_field(lane, 'head')
   if redis.call('HGET', META, head_key) ~= field then return end
+  headed_here[field] = true
   while next_field do
     local row = read_fields({ next_field }, { 'p', 'f', 'next' })[next_field]
     if not row[1] and not settled_here[next_field] then
