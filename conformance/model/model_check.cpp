@@ -962,18 +962,15 @@ class ModelRun {
 
 TEST_CASE("model check: random operations agree with the memory reference and keep the invariants",
           "[model][S197]") {
-  auto seed = env_u64(
-      "A2_MODEL_SEED",
-      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
 #ifdef NDEBUG
   constexpr std::uint64_t kDefaultSteps = 1500, kDefaultRuns = 4;
 #else
   constexpr std::uint64_t kDefaultSteps = 500, kDefaultRuns = 2;
 #endif
-  auto steps = static_cast<int>(env_u64("A2_MODEL_STEPS", kDefaultSteps));
-  auto runs = env_u64("A2_MODEL_RUNS", kDefaultRuns);
-  for (std::uint64_t r = 0; r < runs; ++r) {
-    std::uint64_t run_seed = seed + r;
+  const auto steps = static_cast<int>(env_u64("A2_MODEL_STEPS", kDefaultSteps));
+  const Runs runs = runs_from_env(kDefaultRuns);
+  for (std::uint64_t r = 0; r < runs.count; ++r) {
+    const std::uint64_t run_seed = runs.seed + r;
     std::cout << "model check on " << backend().name() << ": seed " << run_seed << ", " << steps
               << " steps (reproduce with A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)"
               << std::endl;

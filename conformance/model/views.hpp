@@ -6,6 +6,7 @@
 // may consume at different moments (docs/semantics.md#Q27), so markers are compared by everything
 // but their id (shown as "<marker>"); every other id is supplied by the checks or scripted alike.
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -20,6 +21,18 @@ inline std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   return std::strtoull(v, nullptr, 10);
+}
+
+// A check's runs: the first run's seed (A2_MODEL_SEED, else a fresh one, printed by the check)
+// and how many runs (A2_MODEL_RUNS, else `fallback_runs`); run r takes seed + r.
+struct Runs {
+  std::uint64_t seed;
+  std::uint64_t count;
+};
+inline Runs runs_from_env(std::uint64_t fallback_runs) {
+  const auto fresh =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return {env_u64("A2_MODEL_SEED", fresh), env_u64("A2_MODEL_RUNS", fallback_runs)};
 }
 
 // An operation's outcome as JSON: its result, or the code of the a2::Error it threw.

@@ -31,6 +31,8 @@ using namespace std::chrono_literals;
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 
 using Fixture = a2::postgres_test::SchemaStore;
+using a2::postgres_test::lock_waiters;
+using a2::postgres_test::LockKind;
 using a2::postgres_test::sql;
 
 Fixture fresh() {
@@ -273,19 +275,8 @@ TEST_CASE("a claim racing an append waits for it and claims the appended event",
     append.exec("select a2_append_one(" + append.quote(s) + ", " + std::to_string(now) + ", " +
                 append.quote(s + "-late") + ", 't', '{}'::jsonb)");
     auto result = std::async(std::launch::async, [&] { return claim(s); });
-    {
-      // Until the store's claim waits for the session lock the append holds.
-      pqxx::connection admin(PostgresServer::shared().connection());
-      pqxx::nontransaction tx(admin);
-      const auto until = std::chrono::steady_clock::now() + 20s;
-      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
-                      tx.quote(app) +
-                      " and wait_event_type = 'Lock' and wait_event = 'advisory'")[0]
-                 .as<int>() == 0) {
-        REQUIRE(std::chrono::steady_clock::now() < until);
-        std::this_thread::sleep_for(5ms);
-      }
-    }
+    // Until the store's claim waits for the session lock the append holds.
+    a2::postgres_test::await([&] { return lock_waiters(app, LockKind::session) > 0; });
     append.commit();
     const auto got = result.get();
     REQUIRE(got.verdict == a2::ClaimVerdict::claimed);
@@ -347,19 +338,8 @@ TEST_CASE("an append after a claim that raised the entry lowers it again",
     REQUIRE(verdict == (settled ? "settled" : "claimed"));
     auto appended =
         std::async(std::launch::async, [&] { return f->append(s, {unsettled(s + "-late")}); });
-    {
-      // Until the store's append waits for the session lock.
-      pqxx::connection admin(PostgresServer::shared().connection());
-      pqxx::nontransaction tx(admin);
-      const auto until = std::chrono::steady_clock::now() + 20s;
-      while (tx.exec1("select count(*) from pg_stat_activity where application_name = " +
-                      tx.quote(app) +
-                      " and wait_event_type = 'Lock' and wait_event = 'advisory'")[0]
-                 .as<int>() == 0) {
-        REQUIRE(std::chrono::steady_clock::now() < until);
-        std::this_thread::sleep_for(5ms);
-      }
-    }
+    // Until the store's append waits for the session lock.
+    a2::postgres_test::await([&] { return lock_waiters(app, LockKind::session) > 0; });
     claim.commit();
     (void)appended.get();
     // The late event is claimable now: the session is due now, the sweep repairs nothing, and

@@ -15,6 +15,9 @@
 namespace a2::postgres_test::locking_test {
 namespace {
 
+using a2::postgres_test::await;
+using a2::postgres_test::lock_waiters;
+using a2::postgres_test::LockKind;
 using a2::test::PostgresServer;
 using namespace std::chrono_literals;
 
@@ -27,28 +30,6 @@ a2::NewEvent work(const std::string& id) {
   e.type = "job";
   e.payload = a2::Json::object();
   return e;
-}
-
-// How many connections of `app` wait for a lock of `kind` (pg_stat_activity's wait_event:
-// "advisory" for the session lock, "transactionid" or "tuple" for a row).
-int waiting(const std::string& app, const std::string& kind) {
-  pqxx::connection admin(PostgresServer::shared().connection());
-  pqxx::nontransaction tx(admin);
-  const std::string events = kind == "row" ? "('transactionid', 'tuple')" : "('advisory')";
-  return tx
-      .exec1("select count(*) from pg_stat_activity where application_name = " + tx.quote(app) +
-             " and wait_event_type = 'Lock' and wait_event in " + events)[0]
-      .as<int>();
-}
-
-// Waits until `ready()` or 20 s (then fails).
-template <class F>
-void await(F&& ready) {
-  const auto until = std::chrono::steady_clock::now() + 20s;
-  while (!ready()) {
-    REQUIRE(std::chrono::steady_clock::now() < until);
-    std::this_thread::sleep_for(5ms);
-  }
 }
 
 // S248: a redrive waits for a row another transaction holds; a clear of the session comes while
@@ -76,11 +57,12 @@ TEST_CASE("a redrive and a clear of its session come one after the other",
   auto redriven = std::async(std::launch::async, [&] {
     return f->redrive({.session_id = s, .index = 1, .action = a2::RedriveAction::retry});
   });
-  await([&] { return waiting(app, "row") == 1; });
+  await([&] { return lock_waiters(app, LockKind::row) == 1; });
   auto cleared = std::async(std::launch::async, [&] { return f->clear({.session_id = s}); });
   // The clear waits for the session lock the redrive holds (before, it committed at once).
   await([&] {
-    return waiting(app, "advisory") == 1 || cleared.wait_for(0s) == std::future_status::ready;
+    return lock_waiters(app, LockKind::session) == 1 ||
+           cleared.wait_for(0s) == std::future_status::ready;
   });
   holder.commit();
   const auto r = redriven.get();

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <memory>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "a2/postgres.hpp"
 #include "servers/postgres_server.hpp"
@@ -58,6 +60,32 @@ inline pqxx::result sql(const SchemaStore& f, const std::string& query) {
   pqxx::nontransaction tx(conn);
   tx.exec("set search_path to \"" + f.schema + "\"");
   return tx.exec(query);
+}
+
+// The locks a backend may wait for: the session lock (pg_advisory_xact_lock) or an event row.
+enum class LockKind { session, row };
+
+// How many backends of connections named `app` (application_name) wait for a lock of `kind`.
+inline int lock_waiters(const std::string& app, LockKind kind) {
+  pqxx::connection admin(a2::test::PostgresServer::shared().connection());
+  pqxx::nontransaction tx(admin);
+  const std::string events =
+      kind == LockKind::session ? "('advisory')" : "('transactionid', 'tuple')";
+  return tx
+      .exec1("select count(*) from pg_stat_activity where application_name = " + tx.quote(app) +
+             " and wait_event_type = 'Lock' and wait_event in " + events)[0]
+      .as<int>();
+}
+
+// Calls `ready` every 5 ms until it returns true; throws (failing the test) after 20 s.
+template <class F>
+void await(F&& ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= until)
+      throw std::runtime_error("the awaited condition did not come within 20 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace a2::postgres_test
