@@ -142,8 +142,8 @@ class RedisStore final : public Store {
                            const std::vector<Requested>& wanted,
                            const std::vector<StoredEvent>& rows);
 
-  // One completion's verdict (complete_attempt.lua's reply C) as its result, with the replay read
-  // of a `dup`; the errors of a completion are thrown.
+  // One completion's verdict (complete_attempt.lua's reply C) as its result, a replay's rows
+  // matched to the request; the errors of a completion are thrown.
   CompleteResult completion_result(std::string_view op, const std::string& s, std::int64_t index,
                                    std::int64_t attempt, const std::vector<ChildEvent>& events,
                                    const scripts::CompleteAttempt::Result& reply, std::int64_t now);

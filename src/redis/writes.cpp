@@ -157,7 +157,7 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
         script(op, scripts::CompleteAttempt{s, now, q.index, q.attempt, q.events,
                                             next_claim(q.claim_next, now)}));
     if (!reply.next) return completion_result(op, s, q.index, q.attempt, q.events, reply, now);
-    // The claim wrote: a failure of a replay read after it is outcome-unknown.
+    // The claim wrote: a replay's rows that do not decode or match after it are outcome-unknown.
     return after_write(op, [&] {
       auto result = completion_result(op, s, q.index, q.attempt, q.events, reply, now);
       result.next = std::move(reply.next);
@@ -200,7 +200,7 @@ CompleteManyResult RedisStore::do_complete_attempts(const CompleteManyRequest& q
       result.next = std::move(reply.next);
       return result;
     };
-    // Once something was written, a failure of a replay read after it is outcome-unknown.
+    // Once something was written, a replay's rows that do not match are outcome-unknown.
     if (wrote) return after_write(op, finish);
     return finish();
   });
