@@ -11,6 +11,7 @@
 --#include id_owners.lua
 --#include wake.lua
 --#include work.lua
+--#include entries.lua
 local function has_pending()
   return redis.call('ZCARD', PENDING) > 0 and '1' or '0'
 end
@@ -34,8 +35,23 @@ for i = 1, n do
 end
 if dups then
   if #dups == n then
-    -- A replay: its rows as stored now, so the caller needs no read after the script (S136).
-    return put_rows(KEYS[1], dups, { 'rows', has_pending() })
+    -- A replay: its rows as stored now, pairs (streamEntry, ROW_FIELDS columns) in batch order,
+    -- so the caller reads nothing after the script (S136). A valid replay's indexes ascend by
+    -- one: one XRANGE (read_entries); any other order, a mismatch the caller reports, or a
+    -- missing entry (false, which the caller cannot read) is read index by index.
+    local ascending = true
+    for i = 2, n do
+      if tonumber(dups[i]) <= tonumber(dups[i - 1]) then ascending = false end
+    end
+    local entries = ascending and read_entries(KEYS[1], dups, n) or nil
+    local columns = read_fields(dups, ROW_FIELDS)
+    local res = { 'rows', has_pending() }
+    for i = 1, n do
+      res[#res + 1] = (entries and entries[i]) or
+        redis.call('XRANGE', KEYS[1], dups[i] .. '-0', dups[i] .. '-0')[1] or false
+      res[#res + 1] = columns[dups[i]]
+    end
+    return res
   end
   return { 'partial', decimal(#dups) }
 end

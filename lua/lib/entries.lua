@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- ENTRIES_LUA: the stream entries of the events a claim takes and their parts of its reply
--- (claim_available.lua's fast path and lua/lib/claim.lua; the includer has json.lua). Entry ids are `<I>-0` (docs/redis-layout.md), so a run of indexes
+-- (claim_available.lua's fast path and lua/lib/claim.lua), and of an append's replay
+-- (lua/lib/append_general.lua); the includer has json.lua. Entry ids are `<I>-0` (docs/redis-layout.md), so a run of indexes
 -- reads with one XRANGE from its first to its last, and when the reply holds as many entries as
 -- the run spans, the entry of index I is at position I - first + 1.
 -- read_entries(log, fields, count): fields[1..count] the ascending index texts. Consecutive

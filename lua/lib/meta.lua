@@ -110,18 +110,6 @@ local function read_fields(fields, suffixes)
 end
 -- The 14 columns of a stored row, in kMetaSuffixes order (src/redis/codec.hpp).
 local ROW_FIELDS = { 'p', 'pa', 'ri', 'ch', 'ce', 'f', 'fc', 'lc', 'lf', 'lfa', 'd', 'a', 'e', 'av' }
--- Adds the stored rows of `fields` (index texts) to `result` as pairs (streamEntry, columns):
--- the columns with one read_fields, each entry with one XRANGE of the log `log` (false when it has
--- none, which the C++ side reads as a store it cannot read). Returns `result`.
-local function put_rows(log, fields, result)
-  local columns = read_fields(fields, ROW_FIELDS)
-  for _, field in ipairs(fields) do
-    local entries = redis.call('XRANGE', log, field .. '-0', field .. '-0')
-    result[#result + 1] = entries[1] or false
-    result[#result + 1] = columns[field]
-  end
-  return result
-end
 local writes, write_order = {}, {}
 -- Buffers one hash field write until flush().
 local function put(key, field, value)

@@ -11,6 +11,7 @@
 #include "a2/postgres.hpp"
 #include "schema_store.hpp"
 #include "servers/postgres_server.hpp"
+#include "support/support.hpp"
 
 namespace a2::postgres_test::locking_test {
 namespace {
@@ -24,14 +25,6 @@ using namespace std::chrono_literals;
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 constexpr std::int64_t kTtl = 30'000;
 
-a2::NewEvent work(const std::string& id) {
-  a2::NewEvent e;
-  e.id = id;
-  e.type = "job";
-  e.payload = a2::Json::object();
-  return e;
-}
-
 // S248: a redrive waits for a row another transaction holds; a clear of the session comes while
 // it waits. The redrive holds the session lock, so the clear waits for it and the redrive's
 // answer is of one instant: redriven, and pending (the event it made ready). Before, the retry
@@ -44,7 +37,7 @@ TEST_CASE("a redrive and a clear of its session come one after the other",
        .t0 = kT0,
        .connection = PostgresServer::shared().connection() + " application_name=" + app});
   const std::string s = "s";
-  (void)f->append(s, {work("e1")});
+  (void)f->append(s, {a2::conformance::ev_id("e1")});
   REQUIRE(f->claim_available({.session_id = s, .holder = "w", .ttl_ms = kTtl}).verdict ==
           a2::ClaimVerdict::claimed);
   REQUIRE(f->fail_attempt({.session_id = s, .index = 1, .attempt = 1, .max_failures = 1}).verdict ==
