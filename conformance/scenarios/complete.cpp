@@ -131,6 +131,40 @@ TEST_CASE("complete_attempt rejects a retry whose children differ from the recor
   REQUIRE(observe(*f) == before);
 }
 
+// S250: what makes a completion a retry is its child ids and their causes (Q3); the children's
+// type, lane, payload, settled flag and delay are not compared, and the stored rows come back.
+TEST_CASE("complete_attempt recognises a retry by its child ids alone", "[complete][Q3][S250]") {
+  auto f = fresh();
+  (void)f->append("s", {ev()});
+  REQUIRE(indexes_of(claim(*f).events) == range(1, 1));
+  auto first = complete(*f, "s", 1, 1, {child("c1"), child_in_lane(child("c2", "other"), "L")});
+  REQUIRE(first.verdict == CompleteVerdict::completed);
+  REQUIRE(indexes_of(first.events) == range(2, 3));
+  auto before = observe(*f);
+  f.clock->advance(100);
+
+  ChildEvent c1 = child_in_lane(child("c1", "renamed", Json{{"n", 2}}), "L2");
+  c1.available_at_ms = kT0 + 5000;
+  const std::vector<ChildEvent> retry{c1, settled_child(child("c2", "child"))};
+  std::vector<StoredEvent> again;
+  SECTION("complete_attempt") {
+    auto r = complete(*f, "s", 1, 1, retry);
+    REQUIRE(r.verdict == CompleteVerdict::completed);
+    again = r.events;
+  }
+  SECTION("complete_attempts") {
+    auto r = f->complete_attempts(
+        {.session_id = "s", .completions = {{.index = 1, .attempt = 1, .events = retry}}});
+    REQUIRE(r.results.size() == 1);
+    REQUIRE(r.results[0].verdict == CompleteVerdict::completed);
+    again = r.results[0].events;
+  }
+  REQUIRE(again.size() == 2);
+  REQUIRE(to_json(again[0]) == to_json(first.events[0]));
+  REQUIRE(to_json(again[1]) == to_json(first.events[1]));
+  REQUIRE(observe(*f) == before);
+}
+
 TEST_CASE("complete_attempt replays a completion without children", "[complete][S67]") {
   auto f = fresh();
   (void)f->append("s", {ev()});

@@ -49,7 +49,8 @@ auto retry_after_gap(F&& read) -> decltype(read()) {
   }
 }
 
-// One replayable row request: what a retried append or completion must match.
+// One event of an append: what a retry's stored row must match (docs/semantics.md#Q6). A
+// completion's retry is recognised by its script alone (child ids and causes: Q3).
 struct Requested {
   std::string id;
   std::string type;
@@ -137,7 +138,8 @@ class RedisStore final : public Store {
   std::vector<Event> read_event_range(Connection& c, std::string_view op, const std::string& s,
                                       std::int64_t after, std::int64_t through);
 
-  // Matches a replay's stored rows to the request; a mismatch is partial_duplicate_batch.
+  // Matches an append replay's stored rows to the request; a mismatch is
+  // partial_duplicate_batch.
   static void match_replay(std::string_view op, const std::string& s,
                            const std::vector<Requested>& wanted,
                            const std::vector<StoredEvent>& rows);
