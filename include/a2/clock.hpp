@@ -12,7 +12,9 @@
 // The store's injectable sources of time and event ids.
 namespace a2 {
 
-// Milliseconds since the Unix epoch. Implementations must be safe to call from many threads.
+// Milliseconds since the Unix epoch. Implementations must be safe to call from many threads. A
+// store refuses a reading outside 0..2^53-1: the call that read it fails with InvalidArgument and
+// changes nothing (docs/semantics.md#input-limits).
 class Clock {
  public:
   virtual ~Clock() = default;

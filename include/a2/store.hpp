@@ -554,7 +554,8 @@ class Store {
 
   // The time by the store's clock (Options::clock), in ms since the Unix epoch: the time its
   // leases, delays and work index are judged by. A worker computes lease ends and retry times
-  // from it, so a ManualClock drives both.
+  // from it, so a ManualClock drives both. A reading outside 0..2^53-1 is InvalidArgument, as in
+  // every operation that reads it (docs/semantics.md#input-limits).
   std::int64_t now_ms() const { return clock_->now_ms(); }
 
   // An event id from the store's IdSource (Options::ids), as append and complete draw for an
@@ -571,7 +572,8 @@ class Store {
  protected:
   Store(std::shared_ptr<Clock> clock, std::shared_ptr<IdSource> ids,
         std::string_view backend = "store", ObserveOptions observe = {})
-      : clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()),
+      : clock_(std::make_shared<detail::CheckedClock>(clock ? std::move(clock)
+                                                            : std::make_shared<SystemClock>())),
         ids_(ids ? std::move(ids) : std::make_shared<TimeOrderedIdSource>()),
         backend_(backend),
         observe_(std::move(observe)) {}

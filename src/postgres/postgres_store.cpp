@@ -358,9 +358,11 @@ class PostgresStore final : public Store {
   }
 
   PresenceMap do_patch_presence(const std::string& s, const PresencePatch& patch) override {
+    const std::int64_t now = clock().now_ms();
+    // The function adds the ttl to now: at most 2^53-1 (time_after).
+    const std::int64_t ttl = a2::detail::time_after(now, patch.ttl_ms) - now;
     return write("patch_presence",
-                 calls::PatchPresence{s, patch.participant, &patch.state, patch.ttl_ms,
-                                      clock().now_ms(), std::nullopt});
+                 calls::PatchPresence{s, patch.participant, &patch.state, ttl, now, std::nullopt});
   }
 
   std::unique_ptr<Feed> do_subscribe(const std::string& s, std::int64_t after_index) override {

@@ -120,6 +120,8 @@ SessionPage RedisStore::do_list_sessions(const ListSessionsRequest& request) {
   a2::detail::check_scan_cursor(op, request.cursor);
   const Position start = Position::parse(op, request.cursor);
   return guard(op, [&] {
+    // Read first, as every operation reads the clock (a page may find no session to judge by it).
+    const std::int64_t now = clock().now_ms();
     const std::string pattern = glob_escape(k().prefix) + ":*:" + std::string(words::kCount);
     auto lease = core_->acquire(op);
     // The sessions of one SCAN step, sorted, without duplicates or those already taken.
@@ -186,7 +188,6 @@ SessionPage RedisStore::do_list_sessions(const ListSessionsRequest& request) {
     }
     if (!split) page.next_cursor = ended ? "" : cursor;
     if (sessions.empty()) return page;
-    const std::int64_t now = clock().now_ms();
     std::vector<scripts::Call> calls;
     calls.reserve(sessions.size());
     for (const auto& s : sessions) calls.push_back(scripts::InspectSession{s, now}.encode(k()));

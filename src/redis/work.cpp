@@ -102,7 +102,7 @@ PresenceMap RedisStore::do_patch_presence(const std::string& s, const PresencePa
     if (!patch.state.is_null()) state = a2::detail::json_text(patch.state);
     return scripts::PresencePatch::decode(
         op, script(op, scripts::PresencePatch{s, now, patch.participant, std::move(state),
-                                              now + patch.ttl_ms}));
+                                              a2::detail::time_after(now, patch.ttl_ms)}));
   });
 }
 

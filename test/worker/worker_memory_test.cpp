@@ -479,3 +479,47 @@ TEST_CASE("a worker reports each job it ran to the store's observer", "[worker][
   CHECK(work.count(a2::WorkTransition::dead_lettered) == 1);
   CHECK(work.count(a2::WorkTransition::released) == 1);
 }
+
+TEST_CASE("a store clock the store refuses fails the worker's calls, never its threads",
+          "[worker][W20]") {
+  MemoryFixture f;
+  f.add_jobs("s", 1);
+  std::atomic<int> errors{0}, fail_errors{0};
+  auto options = quick();
+  // A backoff past 2^53-1 ms: the retry time is 2^53-1 (a2::detail::time_after), not an overflow.
+  options.backoff = [](const a2::Job&, std::int64_t) { return std::chrono::milliseconds::max(); };
+  options.on_event = [&](const a2::WorkerEvent& e) {
+    if (e.kind != a2::WorkerEventKind::store_error) return;
+    ++errors;
+    if (e.index == 2) ++fail_errors;
+  };
+  a2::Worker worker(
+      *f.store,
+      [&](const a2::Job& job, a2::JobContext&) -> a2::JobOutcome {
+        if (job.index == 1) throw std::runtime_error("boom");  // Failed with the huge backoff.
+        if (job.attempt == 1) {
+          f.clock->set(-1);  // Its failure's retry time cannot be read: a store_error.
+          throw std::runtime_error("boom");
+        }
+        return a2::JobOutcome::complete();
+      },
+      options);
+  REQUIRE(eventually([&] { return worker.stats().failed == 1; }));
+  CHECK(f.row("s", 1).available_at == a2::kMaxSafeInteger);
+  CHECK(errors == 0);
+
+  f.add_jobs("s", 1);  // Index 2.
+  REQUIRE(eventually([&] { return fail_errors == 1; }));
+  // Polls and claims with the clock at -1 report store errors; the worker keeps running.
+  const int seen = errors;
+  REQUIRE(eventually([&] { return errors > seen + 2; }));
+  CHECK(worker.stats().completed == 0);
+  CHECK(worker.stats().failed == 1);
+  // The clock reads valid times again, past the lease of job 2's first attempt: it runs again.
+  f.clock->set(kT0 + 3'600'000);
+  REQUIRE(eventually([&] { return worker.stats().completed == 1; }));
+  CHECK(f.row("s", 2).processed_by_attempt == 2);
+  CHECK(f.row("s", 2).failure_count == 0);
+  CHECK(f.row("s", 1).failure_count == 1);
+  worker.stop();
+}

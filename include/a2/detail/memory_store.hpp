@@ -702,7 +702,7 @@ class MemoryStore final : public Store {
     if (patch.state.is_null())
       entries.erase(patch.participant);
     else
-      entries[patch.participant] = MemoryPresenceEntry{patch.state, now + patch.ttl_ms};
+      entries[patch.participant] = MemoryPresenceEntry{patch.state, time_after(now, patch.ttl_ms)};
     return live_presence(entries, now);
   }
 

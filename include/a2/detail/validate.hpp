@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "a2/detail/checked_clock.hpp"
 #include "a2/detail/json_text.hpp"
 #include "a2/detail/redis_key_words.hpp"
 #include "a2/errors.hpp"
@@ -289,10 +290,11 @@ inline void check_lease(std::string_view op, const std::optional<std::int64_t>& 
   if (expires_at_ms) check_integer(op, "expires_at_ms", *expires_at_ms, 0);
 }
 
-// The expiry of a lease that check_lease accepted: expires_at_ms when given, else now + ttl_ms.
+// The expiry of a lease that check_lease accepted: expires_at_ms when given, else now + ttl_ms
+// (at most 2^53-1: time_after).
 inline std::int64_t lease_expires_at(std::int64_t now, const std::optional<std::int64_t>& ttl_ms,
                                      const std::optional<std::int64_t>& expires_at_ms) {
-  return expires_at_ms ? *expires_at_ms : now + ttl_ms.value_or(0);
+  return expires_at_ms ? *expires_at_ms : time_after(now, ttl_ms.value_or(0));
 }
 
 inline void check_batch_size(std::string_view op, std::size_t n) {

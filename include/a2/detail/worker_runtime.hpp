@@ -214,9 +214,14 @@ class WorkerRuntime {
     if (candidate_set_.insert(session).second) candidates_.push_back(session);
   }
 
-  // A timer that makes `session` a candidate at the store time `at_ms`.
+  // A timer that makes `session` a candidate at the store time `at_ms` (at once when the store's
+  // clock cannot be read: the claim then reports the error).
   void add_timer(const std::string& session, std::int64_t at_ms) {
-    std::int64_t wait = at_ms - store_.now_ms();
+    std::int64_t wait = 0;
+    try {
+      wait = at_ms - store_.now_ms();  // Both in 0..2^53-1: no overflow.
+    } catch (const Error&) {
+    }
     timers_.emplace(SteadyClock::now() + ms(std::max<std::int64_t>(0, wait)), session);
   }
 
@@ -463,9 +468,9 @@ class WorkerRuntime {
       found = opt_.sessions;
     } else {
       FindWorkRequest request;
-      request.due_by_ms = store_.now_ms();
       request.limit = static_cast<std::int64_t>(kFindWorkMaxLimit);
       try {
+        request.due_by_ms = store_.now_ms();  // A clock the store refuses is a store_error.
         for (int page = 0; page < 8; ++page) {
           WorkPage p = call([&] { return store_.find_work(request); });
           for (auto& w : p.sessions) found.push_back(std::move(w.session_id));
@@ -845,12 +850,20 @@ class WorkerRuntime {
   void fail(Finish& f, std::vector<Noted>& events) {
     const std::int64_t failures = f.job.event.failure_count + 1;
     const std::int64_t delay = std::max<std::int64_t>(0, opt_.backoff(f.job, failures).count());
-    const std::int64_t retry_at = store_.now_ms() + delay;
+    std::int64_t retry_at = 0;
     FailRequest request{f.job.session_id, f.job.index,       f.job.attempt,
                         f.error,          opt_.max_failures, retry_at};
     if (request.error.size() > kMaxErrorTextBytes) request.error.resize(kMaxErrorTextBytes);
     auto result = store_outcome(
-        f, [&] { return store_.fail_attempt(request); }, events);
+        f,
+        [&] {
+          // Read in the call, so a clock the store refuses is reported as the call's error; a
+          // delay past 2^53-1 ms is 2^53-1 (time_after).
+          retry_at = time_after(store_.now_ms(), delay);
+          request.retry_at_ms = retry_at;
+          return store_.fail_attempt(request);
+        },
+        events);
     std::lock_guard lock(mutex_);
     forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
@@ -879,12 +892,16 @@ class WorkerRuntime {
   void release(Finish& f, std::vector<Noted>& events) {
     ReleaseRequest request{f.job.session_id, opt_.holder, {{f.job.index, f.job.attempt}}};
     std::int64_t at = 0;
-    if (f.kind == FinishKind::snooze && f.delay.count() > 0) {
-      at = store_.now_ms() + f.delay.count();
-      request.available_at_ms = at;
-    }
     auto result = store_outcome(
-        f, [&] { return store_.release_claims(request); }, events);
+        f,
+        [&] {
+          if (f.kind == FinishKind::snooze && f.delay.count() > 0) {
+            at = time_after(store_.now_ms(), f.delay.count());  // As fail's retry time.
+            request.available_at_ms = at;
+          }
+          return store_.release_claims(request);
+        },
+        events);
     std::lock_guard lock(mutex_);
     forget(f.job.session_id, f.job.index, f.job.attempt);
     if (!result) return;
