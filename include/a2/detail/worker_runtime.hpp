@@ -215,14 +215,18 @@ class WorkerRuntime {
   }
 
   // A timer that makes `session` a candidate at the store time `at_ms` (at once when the store's
-  // clock cannot be read: the claim then reports the error).
+  // clock cannot be read: the claim then reports the error), or in a day at the latest: a steady
+  // time point holds some 292 years of nanoseconds, and a candidate that is not due yet only
+  // costs a claim that answers busy with its time again.
   void add_timer(const std::string& session, std::int64_t at_ms) {
+    constexpr std::int64_t kMaxTimerMs = 24 * 3600 * 1000;
     std::int64_t wait = 0;
     try {
       wait = at_ms - store_.now_ms();  // Both in 0..2^53-1: no overflow.
     } catch (const Error&) {
     }
-    timers_.emplace(SteadyClock::now() + ms(std::max<std::int64_t>(0, wait)), session);
+    timers_.emplace(SteadyClock::now() + ms(std::clamp<std::int64_t>(wait, 0, kMaxTimerMs)),
+                    session);
   }
 
   TimePoint lease_end_from(TimePoint sent) const { return sent + opt_.lease; }
