@@ -340,6 +340,21 @@ TEST_CASE("bad worker options are refused before anything starts", "[worker][W10
   refuses([](a2::WorkerOptions& o) { o.max_batch = 0; });
   refuses([](a2::WorkerOptions& o) { o.holder = std::string(300, 'h'); });
   refuses([](a2::WorkerOptions& o) { o.sessions = {""}; });
+  // Durations past 100 years would overflow the steady clock's nanoseconds.
+  const auto century = std::chrono::milliseconds(36525LL * 24 * 3600 * 1000);
+  refuses([&](a2::WorkerOptions& o) { o.lease = century + 1ms; });
+  refuses([&](a2::WorkerOptions& o) { o.lease = std::chrono::milliseconds::max(); });
+  refuses([&](a2::WorkerOptions& o) { o.poll_interval = century + 1ms; });
+  refuses([&](a2::WorkerOptions& o) { o.sweep_interval = century + 1ms; });
+  refuses([&](a2::WorkerOptions& o) { o.retry_max_delay = century + 1ms; });
+  refuses([&](a2::WorkerOptions& o) { o.stop_grace = century + 1ms; });
+  {
+    a2::WorkerOptions o;  // At the bound: accepted.
+    o.lease = century;
+    o.poll_interval = 20ms;
+    a2::Worker w(*f.store, handler, o);
+    w.stop();
+  }
   CHECK_THROWS_AS(a2::Worker(*f.store, a2::JobHandler{}, {}), a2::InvalidArgument);
   CHECK(f.store->find_work().sessions.empty());
 }

@@ -169,6 +169,8 @@ class WorkerRuntime {
 
   // ---- options ---------------------------------------------------------------------------
 
+  static constexpr std::int64_t kMaxWorkerDurationMs = 36525LL * 24 * 3600 * 1000;  // 100 years.
+
   void validate() const {
     constexpr std::string_view op = "worker";
     if (!handler_) invalid(op, "the handler is empty");
@@ -177,17 +179,25 @@ class WorkerRuntime {
     check_integer(op, "prefetch", opt_.prefetch, -1);
     if (opt_.prefetch > 1024) invalid(op, "prefetch must be <= 1024");
     if (!opt_.holder.empty()) check_text(op, "holder", opt_.holder, kMaxHolderBytes);
-    check_integer(op, "lease (ms)", opt_.lease.count(), 1);
-    check_integer(op, "renew_interval (ms)", opt_.renew_interval.count(), 0);
+    // The durations are added to steady time points (nanoseconds: some 292 years in all), so
+    // each is at most kMaxWorkerDurationMs (100 years).
+    const auto duration = [&](std::string_view what, ms value, std::int64_t min) {
+      check_integer(op, what, value.count(), min);
+      if (value.count() > kMaxWorkerDurationMs)
+        invalid(op, std::string(what) + " must be at most " + std::to_string(kMaxWorkerDurationMs) +
+                        " (100 years)");
+    };
+    duration("lease (ms)", opt_.lease, 1);
+    duration("renew_interval (ms)", opt_.renew_interval, 0);
     if (opt_.renew_interval >= opt_.lease)
       invalid(op, "renew_interval must be shorter than the lease");
     check_integer(op, "max_failures", opt_.max_failures, 1);
-    check_integer(op, "poll_interval (ms)", opt_.poll_interval.count(), 1);
-    check_integer(op, "sweep_interval (ms)", opt_.sweep_interval.count(), 0);
+    duration("poll_interval (ms)", opt_.poll_interval, 1);
+    duration("sweep_interval (ms)", opt_.sweep_interval, 0);
     if (opt_.max_batch < 1 || opt_.max_batch > kMaxListedIndexes)
       invalid(op, "max_batch must be 1..10000");
-    check_integer(op, "retry_max_delay (ms)", opt_.retry_max_delay.count(), 1);
-    check_integer(op, "stop_grace (ms)", opt_.stop_grace.count(), 0);
+    duration("retry_max_delay (ms)", opt_.retry_max_delay, 1);
+    duration("stop_grace (ms)", opt_.stop_grace, 0);
     for (const auto& s : opt_.sessions) check_session_id(op, s);
   }
 
