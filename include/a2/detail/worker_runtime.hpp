@@ -216,6 +216,12 @@ class WorkerRuntime {
     return used >= capacity_ ? 0 : capacity_ - used;
   }
 
+  // Whether a flush of `session` is under way that claims for the free slots (a complete_attempts
+  // call with claim_next; mutex_ held): the claim and watch threads leave the session to it.
+  bool claim_next_under_way(const std::string& session) const {
+    return claiming_flush_.count(session) > 0;
+  }
+
   bool serving(const std::string& session) const {
     return listed_.empty() || listed_.count(session) > 0;
   }
@@ -410,6 +416,13 @@ class WorkerRuntime {
       std::string session = std::move(candidates_.front());
       candidates_.pop_front();
       candidate_set_.erase(session);
+      if (claim_next_under_way(session)) {
+        // The flush claims for the free slots in its call; a claim beside it would only queue
+        // behind it on the store (one session's writes are serial on Postgres, each with its
+        // own commit). The flush hands the session back (finish_loop).
+        after_flush_.insert(std::move(session));
+        continue;
+      }
       claim_in(lock, session);
     }
   }
@@ -603,8 +616,9 @@ class WorkerRuntime {
         if (signal.resync) poll_due_ = true;
         for (auto& s : signal.session_ids) {
           if (!serving(s) || stop_claiming_) continue;
-          // With free slots, claim here at once; else the claim thread takes it later.
-          if (free_slots() > 0 && candidate_set_.count(s) == 0) {
+          // With free slots, claim here at once; else the claim thread takes it later (after
+          // the flush of its finishes, when they are under way: finishing_in).
+          if (free_slots() > 0 && candidate_set_.count(s) == 0 && !claim_next_under_way(s)) {
             claim_in(lock, s);
           } else {
             add_candidate(s);
@@ -717,6 +731,7 @@ class WorkerRuntime {
       }
       const std::size_t next = stop_claiming_ ? 0 : std::min(free_slots(), opt_.max_batch);
       reserved_ += next;
+      if (next > 0) claiming_flush_.insert(session);
       lock.unlock();
 
       std::vector<Noted> events;
@@ -726,6 +741,7 @@ class WorkerRuntime {
       reserved_ -= next;
       finishing_ -= batch.size();
       flushing_.erase(session);
+      claiming_flush_.erase(session);
       auto it = pending_.find(session);
       if (it != pending_.end()) {
         if (it->second.empty()) {
@@ -735,6 +751,7 @@ class WorkerRuntime {
           finish_cv_.notify_one();
         }
       }
+      if (!claim_next_under_way(session) && after_flush_.erase(session) > 0) add_candidate(session);
       slot_freed(lock, events);
     }
   }
@@ -1017,6 +1034,9 @@ class WorkerRuntime {
   std::unordered_map<std::string, std::deque<Finish>> pending_;
   std::deque<std::string> flush_queue_;
   std::unordered_set<std::string> flushing_;
+  // Sessions whose flush claims for free slots now, and candidates whose claim waits for it
+  // (claim_loop, finish_loop).
+  std::unordered_set<std::string> claiming_flush_, after_flush_;
   WorkerStats stats_{};
   std::atomic<std::uint64_t> store_calls_{0}, store_errors_{0};
 
