@@ -444,10 +444,25 @@ class ModelRun {
                  false);
   }
 
+  // A replay of an earlier completion or batch; a third of single replays change every child's
+  // other fields (type, payload, lane, settled, delay): a retry is recognised by its child ids
+  // and their causes alone (Q3, S250).
   void op_replay_complete() {
     if (chance(30) && !batches_.empty()) return run_complete_many(any_of(batches_), true);
     if (completions_.empty()) return op_complete();
-    run_complete(any_of(completions_), true);
+    CompleteRequest req = any_of(completions_);
+    if (!req.events.empty() && chance(33)) {
+      for (auto& c : req.events) {
+        c.type = chance(50) ? "child" : "other";
+        c.payload = {{"retry", next_id_}};
+        c.lane = any_lane();
+        c.settled = chance(40);
+        c.available_at_ms.reset();
+        if (!c.settled && chance(20)) c.available_at_ms = near_now();
+      }
+      ++tally_["ids:retry-other-fields"];
+    }
+    run_complete(std::move(req), true);
   }
 
   template <class T>
