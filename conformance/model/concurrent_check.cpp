@@ -772,16 +772,13 @@ TEST_CASE("concurrent check: rounds of calls from three threads are linearizable
   constexpr std::uint64_t kDefaultRounds = 40, kDefaultRuns = 2;
 #endif
   const auto rounds = static_cast<int>(env_u64("A2_MODEL_ROUNDS", kDefaultRounds));
-  const Runs runs = runs_from_env(kDefaultRuns);
-  for (std::uint64_t r = 0; r < runs.count; ++r) {
-    const std::uint64_t run_seed = runs.seed + r;
-    std::cout << "concurrent check on " << backend().name() << ": seed " << run_seed << ", "
-              << rounds << " rounds of " << kThreads << " threads x " << kCallsPerThread
-              << " calls (A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)" << std::endl;
-    INFO("seed " << run_seed);
-    ConcurrentRun run(run_seed, rounds);
-    run.run();
-  }
+  for_each_run("concurrent check on " + backend().name(),
+               std::to_string(rounds) + " rounds of " + std::to_string(kThreads) + " threads x " +
+                   std::to_string(kCallsPerThread) + " calls",
+               kDefaultRuns, [&](std::uint64_t seed) {
+                 ConcurrentRun run(seed, rounds);
+                 run.run();
+               });
 }
 
 }  // namespace a2::conformance

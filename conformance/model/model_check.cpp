@@ -983,20 +983,15 @@ TEST_CASE("model check: random operations agree with the memory reference and ke
   constexpr std::uint64_t kDefaultSteps = 500, kDefaultRuns = 2;
 #endif
   const auto steps = static_cast<int>(env_u64("A2_MODEL_STEPS", kDefaultSteps));
-  const Runs runs = runs_from_env(kDefaultRuns);
-  for (std::uint64_t r = 0; r < runs.count; ++r) {
-    const std::uint64_t run_seed = runs.seed + r;
-    std::cout << "model check on " << backend().name() << ": seed " << run_seed << ", " << steps
-              << " steps (reproduce with A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)"
-              << std::endl;
-    INFO("seed " << run_seed << " (A2_MODEL_SEED=" << run_seed << " A2_MODEL_RUNS=1)");
-    ModelRun run(run_seed, steps);
-    try {
-      run.run();
-    } catch (const std::runtime_error& e) {
-      if (std::string(e.what()) != "diverged") throw;
-    }
-  }
+  for_each_run("model check on " + backend().name(), std::to_string(steps) + " steps", kDefaultRuns,
+               [&](std::uint64_t seed) {
+                 ModelRun run(seed, steps);
+                 try {
+                   run.run();
+                 } catch (const std::runtime_error& e) {
+                   if (std::string(e.what()) != "diverged") throw;
+                 }
+               });
 }
 
 }  // namespace a2::conformance

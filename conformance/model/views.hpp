@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,22 @@ inline Runs runs_from_env(std::uint64_t fallback_runs) {
   const auto fresh =
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   return {env_u64("A2_MODEL_SEED", fresh), env_u64("A2_MODEL_RUNS", fallback_runs)};
+}
+
+// Runs body(seed) for each of the check's runs (runs_from_env), first printing "<what>: seed S,
+// <size> (reproduce with A2_MODEL_SEED=S A2_MODEL_RUNS=1)"; a failure in body names the seed.
+template <class Body>
+void for_each_run(const std::string& what, const std::string& size, std::uint64_t fallback_runs,
+                  Body&& body) {
+  const Runs runs = runs_from_env(fallback_runs);
+  for (std::uint64_t r = 0; r < runs.count; ++r) {
+    const std::uint64_t seed = runs.seed + r;
+    const std::string reproduce = "A2_MODEL_SEED=" + std::to_string(seed) + " A2_MODEL_RUNS=1";
+    std::cout << what << ": seed " << seed << ", " << size << " (reproduce with " << reproduce
+              << ")" << std::endl;
+    INFO("seed " << seed << " (" << reproduce << ")");
+    body(seed);
+  }
 }
 
 // An operation's outcome as JSON: its result, or the code of the a2::Error it threw.
