@@ -80,6 +80,12 @@ class ModelRun {
   }
 
  private:
+  struct AppendCall {
+    std::string session;
+    std::vector<NewEvent> batch;
+    AppendOptions options;
+  };
+
   // --- randomness -------------------------------------------------------------------------
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   bool chance(int percent) { return pick(100) < percent; }
@@ -258,14 +264,79 @@ class ModelRun {
     }
   }
 
+  // A replay of an earlier append; two in five change one thing first (Q6): what the check
+  // compares (a type, a lane, a cause, the order, a gap) makes it partial_duplicate_batch, what
+  // it does not (payloads, settled flags, delays, the origin, a run of the batch's first or last
+  // events) leaves it a replay.
   void op_replay_append() {
     if (appended_.empty()) return op_append();
-    const auto& a = appended_[static_cast<std::size_t>(pick(static_cast<int>(appended_.size())))];
+    AppendCall a = any_of(appended_);
+    if (chance(40)) a = changed_replay(std::move(a));
     Json r = both("append replay " + a.session, [&](Store& st) {
       auto res = st.append(a.session, a.batch, a.options);
       return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
     });
     if (r.contains("ok")) note_rows(a.session, r["ok"]["events"]);
+  }
+
+  AppendCall changed_replay(AppendCall a) {
+    auto& b = a.batch;
+    auto& e = b[static_cast<std::size_t>(pick(static_cast<int>(b.size())))];
+    std::string change;
+    switch (pick(9)) {
+      case 0:
+        for (auto& x : b) x.payload = {{"replayed", next_id_}};
+        change = "payload";
+        break;
+      case 1:
+        e.type = e.type == "job" ? "note" : "job";
+        change = "type";
+        break;
+      case 2:
+        e.lane = e.lane == std::optional<std::string>("L1") ? std::optional<std::string>("L2")
+                 : e.lane                                   ? std::nullopt
+                                                            : std::optional<std::string>("L1");
+        change = "lane";
+        break;
+      case 3:
+        if (e.cause) {
+          if (chance(50))
+            e.cause.reset();
+          else
+            ++e.cause->attempt;
+        } else {
+          e.cause = EventCause{1, 1};
+        }
+        change = "cause";
+        break;
+      case 4:
+        if (b.size() < 2) return a;
+        std::swap(b.front(), b.back());
+        change = "order";
+        break;
+      case 5:
+        if (b.size() < 2) return a;
+        b.erase(chance(50) ? b.begin() : b.end() - 1);
+        change = "end-dropped";
+        break;
+      case 6:
+        if (b.size() < 3) return a;
+        b.erase(b.begin() + 1);
+        change = "gap";
+        break;
+      case 7:
+        e.settled = !e.settled;
+        e.available_at_ms = e.settled || chance(50) ? std::nullopt : std::optional(near_now());
+        change = "settled-delay";
+        break;
+      default:
+        a.options.origin_index =
+            chance(50) ? std::optional<std::int64_t>() : std::optional<std::int64_t>(1 + pick(4));
+        change = "origin";
+        break;
+    }
+    ++tally_["append-replay-changed:" + change];
+    return a;
   }
 
   void op_claim() {
@@ -938,12 +1009,6 @@ class ModelRun {
     if (st.snapshot) REQUIRE(st.snapshot->index >= clear_index);
     if (st.head_index) REQUIRE(*st.head_index >= clear_index);
   }
-
-  struct AppendCall {
-    std::string session;
-    std::vector<NewEvent> batch;
-    AppendOptions options;
-  };
 
   std::mt19937_64 rng_;
   std::uint64_t seed_;
