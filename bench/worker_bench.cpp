@@ -8,8 +8,13 @@
 //
 //   a2_worker_bench [--backend redis|postgres|both] [--jobs N] [--latency-n N]
 //                   [--only drain|latency] [--redis-url URL] [--spin-wait MICROSECONDS]
+//                   [--calls] [--synchronous-commit on|off]
 //
 // --spin-wait sets the stores' spin_wait (docs/semantics.md#spin-wait; default 0, as users run).
+// --calls adds, under each drain table, where the store time went: each operation's calls per
+// job, mean duration, and its calls' time over the drain's (above 1: calls ran side by side).
+// --synchronous-commit off starts the Postgres cluster without a WAL flush at commit (a control:
+// what of a drain's time is the flush; the peers' rows and bench/run-worker keep it on).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +32,7 @@
 #include "a2/redis.hpp"
 #include "a2/worker.hpp"
 #include "bench_common.hpp"
+#include "call_tally.hpp"
 #include "redis_admin.hpp"
 #include "servers/postgres_server.hpp"
 #include "servers/redis_server.hpp"
@@ -43,6 +49,8 @@ struct Settings {
   std::string only{};
   std::string redis_url{};  // --redis-url: a server of the caller's instead of a private one.
   std::chrono::microseconds spin_wait{0};  // --spin-wait: the stores' spin_wait.
+  std::shared_ptr<a2::bench::CallTally> tally{};  // --calls: set as every store's observer.
+  std::string synchronous_commit = "on";          // --synchronous-commit (Postgres).
   int jobs = 20000;
   int latency_n = 2000;
 };
@@ -74,13 +82,15 @@ struct DrainRow {
   double seconds = 0;
   double server_us_per_job = 0;   // Redis: EVALSHA time per job.
   double commands_per_job = 0;    // Redis: commands run per job (inside scripts too).
+  std::map<std::string, a2::bench::CallTally::Totals> calls;  // --calls: the drain's store calls.
 };
 
 // prefetch -1: the worker's default (as many as concurrency).
-DrainRow drain(const Opener& open, const Probe& probe, const std::string& name, int jobs,
-               int sessions, int concurrency, int prefetch) {
+DrainRow drain(const Opener& open, const Probe& probe, a2::bench::CallTally* tally,
+               const std::string& name, int jobs, int sessions, int concurrency, int prefetch) {
   auto store = open(name);
   prefill(*store, jobs, sessions);
+  if (tally) tally->take();  // Not the prefill's appends.
   const auto before = probe ? probe() : std::map<std::string, double>{};
   a2::WorkerOptions options;
   options.concurrency = concurrency;
@@ -101,9 +111,10 @@ DrainRow drain(const Opener& open, const Probe& probe, const std::string& name, 
   }
   auto t1 = SteadyClock::now();
   auto stats = worker.stats();
+  DrainRow r;
+  if (tally) r.calls = tally->take();  // Not stop()'s.
   worker.stop();
   const auto after = probe ? probe() : std::map<std::string, double>{};
-  DrainRow r;
   if (probe) {
     r.server_us_per_job = (after.at("evalsha_usec") - before.at("evalsha_usec")) / jobs;
     r.commands_per_job = (after.at("all_calls") - before.at("all_calls")) / jobs;
@@ -173,6 +184,8 @@ void run_backend(const std::string& title, const Opener& open, const Probe& prob
       headers.push_back("server commands per job");
     }
     a2::bench::Table table(headers);
+    a2::bench::Table calls({"store calls of the drain", "operation", "calls per job", "mean ms",
+                            "call time / drain time"});
     int run = 0;
     for (int sessions : {1, 1000}) {
       // (concurrency, prefetch): the defaults at 1 and 16, and concurrency 1 with 16 claimed
@@ -183,8 +196,8 @@ void run_backend(const std::string& title, const Opener& open, const Probe& prob
             (prefetch < 0 ? std::string() : ", prefetch " + std::to_string(prefetch)) + ", " +
             (sessions == 1 ? std::string("1 session") : std::to_string(sessions) + " sessions");
         note(title + ": drain, " + label);
-        DrainRow r = drain(open, probe, "wd" + std::to_string(++run), s.jobs, sessions,
-                           concurrency, prefetch);
+        DrainRow r = drain(open, probe, s.tally.get(), "wd" + std::to_string(++run), s.jobs,
+                           sessions, concurrency, prefetch);
         std::vector<std::string> row{label, fmt(r.jobs_per_s, 0), fmt(r.calls_per_job, 3),
                                      fmt(r.seconds, 2)};
         if (probe) {
@@ -192,9 +205,16 @@ void run_backend(const std::string& title, const Opener& open, const Probe& prob
           row.push_back(fmt(r.commands_per_job, 1));
         }
         table.add(row);
+        for (const auto& [operation, t] : r.calls) {
+          const double seconds = std::chrono::duration<double>(t.time).count();
+          calls.add({label, operation, fmt(static_cast<double>(t.calls) / s.jobs, 3),
+                     fmt(seconds * 1000 / static_cast<double>(t.calls), 3),
+                     fmt(seconds / r.seconds, 2)});
+        }
       }
     }
     table.print();
+    if (s.tally) calls.print();
   }
   if (s.only.empty() || s.only == "latency") {
     note(title + ": latency");
@@ -230,7 +250,13 @@ int main(int argc, char** argv) {
         s.redis_url = value();
       else if (arg == "--spin-wait")
         s.spin_wait = std::chrono::microseconds(std::stoll(value()));
-      else
+      else if (arg == "--calls")
+        s.tally = std::make_shared<a2::bench::CallTally>();
+      else if (arg == "--synchronous-commit") {
+        s.synchronous_commit = value();
+        if (s.synchronous_commit != "on" && s.synchronous_commit != "off")
+          throw std::runtime_error("--synchronous-commit is on or off");
+      } else
         throw std::runtime_error("unknown argument " + arg);
     }
     std::cout << "## Worker (a2::Worker)\n\n";
@@ -249,6 +275,7 @@ int main(int argc, char** argv) {
         o.url = url;
         o.key_prefix = name;
         o.spin_wait = s.spin_wait;
+        o.observe.observer = s.tally;
         return a2::redis::open(o);
       };
       a2::bench::Admin admin(a2::bench::parse_url(url));
@@ -262,16 +289,19 @@ int main(int argc, char** argv) {
       run_backend("Redis (`--save '' --appendonly no`)", open, probe, s);
     }
     if (s.backend == "postgres" || s.backend == "both") {
-      note("starting a scratch postgres cluster (fsync on, synchronous_commit on)");
-      a2::test::PostgresServer server({"fsync=on", "synchronous_commit=on", "full_page_writes=on"});
+      const std::string durability = "fsync on, synchronous_commit " + s.synchronous_commit;
+      note("starting a scratch postgres cluster (" + durability + ")");
+      a2::test::PostgresServer server(
+          {"fsync=on", "synchronous_commit=" + s.synchronous_commit, "full_page_writes=on"});
       Opener open = [&](const std::string& name) {
         a2::postgres::Options o;
         o.connection = server.connection();
         o.schema = name;
         o.spin_wait = s.spin_wait;
+        o.observe.observer = s.tally;
         return a2::postgres::open(o);
       };
-      run_backend("Postgres (fsync on, synchronous_commit on)", open, Probe{}, s);
+      run_backend("Postgres (" + durability + ")", open, Probe{}, s);
     }
   } catch (const std::exception& e) {
     std::cerr << "a2_worker_bench: " << e.what() << "\n";
