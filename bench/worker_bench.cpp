@@ -12,7 +12,8 @@
 //
 // --spin-wait sets the stores' spin_wait (docs/semantics.md#spin-wait; default 0, as users run).
 // --calls adds, under each drain table, where the store time went: each operation's calls per
-// job, mean duration, and its calls' time over the drain's (above 1: calls ran side by side).
+// job by verdict ("claim_available busy"), their mean duration, and their time over the drain's
+// (the shares add up past 1 where calls ran side by side).
 // --synchronous-commit off starts the Postgres cluster without a WAL flush at commit (a control:
 // what of a drain's time is the flush; the peers' rows and bench/run-worker keep it on).
 #include <atomic>
