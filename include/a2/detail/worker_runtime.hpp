@@ -617,7 +617,7 @@ class WorkerRuntime {
         for (auto& s : signal.session_ids) {
           if (!serving(s) || stop_claiming_) continue;
           // With free slots, claim here at once; else the claim thread takes it later (after
-          // the flush of its finishes, when they are under way: finishing_in).
+          // the session's completion call with claim_next, when one is under way).
           if (free_slots() > 0 && candidate_set_.count(s) == 0 && !claim_next_under_way(s)) {
             claim_in(lock, s);
           } else {
@@ -751,7 +751,8 @@ class WorkerRuntime {
           finish_cv_.notify_one();
         }
       }
-      if (!claim_next_under_way(session) && after_flush_.erase(session) > 0) add_candidate(session);
+      // A session's flushes are serial (flushing_), so none of it claims now.
+      if (after_flush_.erase(session) > 0) add_candidate(session);
       slot_freed(lock, events);
     }
   }
