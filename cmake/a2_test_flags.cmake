@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # a2_test_code_flags([<level>]): the tests' own code (conformance/, test/) is compiled at -O0 in
 # the optimized build types, or at <level> (-O1, ...). The library under test keeps the build
 # type's flags (Release: -O3, what users run); most test code's speed does not matter (the tests
