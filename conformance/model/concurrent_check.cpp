@@ -98,11 +98,13 @@ std::string describe(const std::vector<Call>& calls) {
 }
 
 // The reference: the memory store after every call linearized so far (`log`), and the search for
-// an order of a round's calls. The search applies candidates to the reference in place and
-// rebuilds it from the log when it must take back a write.
+// an order of a round's calls. The search applies candidates to the reference in place; to take
+// back a write it restores the copy of the reference taken when the round began and replays the
+// round's calls ordered so far, so a backtrack costs at most a round's calls, however long the
+// log.
 class Linearizer {
  public:
-  Linearizer() { rebuild({}); }
+  Linearizer() { rebuild(); }
 
   Store& reference() { return *ref_; }
   const std::vector<Call>& log() const { return log_; }
@@ -124,7 +126,7 @@ class Linearizer {
   bool apply_alone(const Call& call) {
     clock_->set(call.now);
     if (run_call(call, *ref_) != call.result) {
-      rebuild({});
+      rebuild();
       return false;
     }
     log_.push_back(call);
@@ -139,6 +141,7 @@ class Linearizer {
     done_.assign(round.size(), false);
     order_.clear();
     dead_ends_.clear();
+    round_start_ = memory_store().copy_state();
     if (!search()) return false;
     for (auto i : order_) log_.push_back(round[i]);
     return true;
@@ -183,7 +186,7 @@ class Linearizer {
         order_.pop_back();
         done_[i] = false;
       }
-      if (round[i].writes) rebuild(order_);
+      if (round[i].writes) take_back();
     }
     return false;
   }
@@ -201,15 +204,23 @@ class Linearizer {
         "after" + (path.empty() ? std::string(" nothing") : path) + "\n    " + where + ": " + why;
   }
 
-  // The reference after the log and then `more` of the round.
-  void rebuild(const std::vector<std::size_t>& more) {
+  detail::MemoryStore& memory_store() { return dynamic_cast<detail::MemoryStore&>(*ref_); }
+
+  // The reference after the log, replayed on a new store (at the start, and after a call
+  // between rounds that the reference answered otherwise).
+  void rebuild() {
     clock_ = std::make_shared<ManualClock>(kT0);
     ref_ = memory::open({.clock = clock_});
     for (const auto& c : log_) {
       clock_->set(c.now);
       (void)run_call(c, *ref_);
     }
-    for (auto i : more) {
+  }
+
+  // The reference after the log and then the round's calls ordered so far.
+  void take_back() {
+    memory_store().restore_state(round_start_);
+    for (auto i : order_) {
       clock_->set((*round_)[i].now);
       (void)run_call((*round_)[i], *ref_);
     }
@@ -222,6 +233,7 @@ class Linearizer {
   const Value* seen_ = nullptr;
   std::vector<bool> done_;
   std::vector<std::size_t> order_;
+  detail::MemoryStateCopy round_start_;  // The reference when the round began.
   std::uint64_t tries_ = 0;
   std::map<std::string, std::pair<std::size_t, std::string>> dead_ends_;
 };
@@ -701,29 +713,31 @@ class ConcurrentRun {
   Linearizer reference_;
 };
 
+// A call of a made-up history: `thread` appended `id` to c1 between the ticks `start` and `end`.
+Call made_up_append(int thread, std::uint64_t start, std::uint64_t end, const std::string& id) {
+  NewEvent e;
+  e.id = id;
+  e.type = "job";
+  e.payload = Json::object();
+  return Call{
+      .thread = thread,
+      .what = "append c1 " + id,
+      .run =
+          [e](Store& st) {
+            auto res = st.append("c1", {e});
+            return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
+          },
+      .now = kT0,
+      .start = start,
+      .end = end};
+}
+
 }  // namespace
 
 // The search itself, on histories made up for it: it must find the order that explains one and
 // reject those that no order explains.
 TEST_CASE("concurrent check: the linearizability search finds the order or rejects the history",
           "[model][S247]") {
-  auto append = [](int thread, std::uint64_t start, std::uint64_t end, const std::string& id) {
-    NewEvent e;
-    e.id = id;
-    e.type = "job";
-    e.payload = Json::object();
-    return Call{
-        .thread = thread,
-        .what = "append c1 " + id,
-        .run =
-            [e](Store& st) {
-              auto res = st.append("c1", {e});
-              return Json{{"events", rows_json(res.events)}, {"has_pending", res.has_pending}};
-            },
-        .now = kT0,
-        .start = start,
-        .end = end};
-  };
   // Results as a store gives them when the calls run in `order`; returns the store.
   auto answer = [](std::vector<Call>& calls, const std::vector<std::size_t>& order) {
     auto store = memory::open({.clock = std::make_shared<ManualClock>(kT0)});
@@ -732,7 +746,7 @@ TEST_CASE("concurrent check: the linearizability search finds the order or rejec
   };
   // b ran inside a's call and took index 1: the order b, a explains the history.
   {
-    std::vector<Call> calls = {append(0, 0, 3, "a"), append(1, 1, 2, "b")};
+    std::vector<Call> calls = {made_up_append(0, 0, 3, "a"), made_up_append(1, 1, 2, "b")};
     auto store = answer(calls, {1, 0});
     Linearizer search;
     REQUIRE(search.explain(calls, picture(*store)));
@@ -741,14 +755,14 @@ TEST_CASE("concurrent check: the linearizability search finds the order or rejec
   }
   // The same results, but a returned before b began: no order keeping real time explains them.
   {
-    std::vector<Call> calls = {append(0, 0, 1, "a"), append(1, 2, 3, "b")};
+    std::vector<Call> calls = {made_up_append(0, 0, 1, "a"), made_up_append(1, 2, 3, "b")};
     auto store = answer(calls, {1, 0});
     Linearizer search;
     REQUIRE_FALSE(search.explain(calls, picture(*store)));
   }
   // Both took index 1 (each ran on a store of its own): no order explains it.
   {
-    std::vector<Call> calls = {append(0, 0, 3, "a"), append(1, 1, 2, "b")};
+    std::vector<Call> calls = {made_up_append(0, 0, 3, "a"), made_up_append(1, 1, 2, "b")};
     auto store = answer(calls, {0});
     (void)answer(calls, {1});
     Linearizer search;
@@ -756,12 +770,77 @@ TEST_CASE("concurrent check: the linearizability search finds the order or rejec
   }
   // The results fit the order a, b, but the store shows only a: the picture rejects it.
   {
-    std::vector<Call> calls = {append(0, 0, 3, "a"), append(1, 1, 2, "b")};
+    std::vector<Call> calls = {made_up_append(0, 0, 3, "a"), made_up_append(1, 1, 2, "b")};
     auto store = answer(calls, {0});
     (void)answer(calls, {0, 1});
     Linearizer search;
     REQUIRE_FALSE(search.explain(calls, picture(*store)));
   }
+}
+
+// The search's way back (a copy of the reference taken when a round begins, restored at each
+// backtrack): the copy puts back every part of what the store holds, and a round after others is
+// explained when its order is found only after taking back a write.
+TEST_CASE("concurrent check: the reference is put back to where the round began", "[model][S247]") {
+  auto clock = std::make_shared<ManualClock>(kT0);
+  auto store = memory::open({.clock = clock});
+  auto& memory = dynamic_cast<detail::MemoryStore&>(*store);
+  auto job = [](const std::string& id, std::optional<std::string> lane = std::nullopt) {
+    NewEvent e;
+    e.id = id;
+    e.type = "job";
+    e.payload = {{"id", id}};
+    e.lane = std::move(lane);
+    return e;
+  };
+  (void)store->append("c1", {job("a", "L1"), job("b", "L1"), job("c")});
+  (void)store->append("c2", {job("d")});
+  (void)store->claim_available({.session_id = "c1", .holder = "w", .ttl_ms = kTtl});
+  store->put_snapshots("c1", "r1", {{.index = 1, .state = {{"n", 1}}, .pin_event_indexes = {2}}});
+  (void)store->patch_presence("c1", {.participant = "p", .state = {{"at", 1}}, .ttl_ms = 60'000});
+  auto presence = [&] { return Value{store->read_presence("c1"), store->read_presence("c2")}; };
+  const Value before = picture(*store);
+  const Value presence_before = presence();
+  const auto copy = memory.copy_state();
+
+  clock->advance(1000);
+  (void)store->append("c1", {job("e")});
+  (void)store->complete_attempt({.session_id = "c1", .index = 1, .attempt = 1});
+  (void)store->clear({.session_id = "c2"});
+  (void)store->append("c3:x", {job("f")});
+  store->put_snapshots("c1", "r1", {{.index = 4, .state = {{"n", 4}}, .pin_event_indexes = {}}});
+  (void)store->patch_presence("c1", {.participant = "p", .state = nullptr});
+  (void)store->patch_presence("c2", {.participant = "q", .state = {{"at", 2}}, .ttl_ms = 60'000});
+  REQUIRE(picture(*store) != before);
+
+  memory.restore_state(copy);
+  clock->set(kT0);
+  CHECK(picture(*store) == before);
+  CHECK(presence() == presence_before);
+  // The owners are back too: "e" is free again, and "d" is c2's once more.
+  CHECK(store->append("c1", {job("e")}).events.at(0).index == 4);
+  CHECK(
+      outcome([&] { return Json(store->append("c1", {job("d")}).has_pending); }).contains("error"));
+}
+
+TEST_CASE("concurrent check: a later round is explained after taking back a write",
+          "[model][S247]") {
+  auto store = memory::open({.clock = std::make_shared<ManualClock>(kT0)});
+  Linearizer search;
+  // Round one: a alone.
+  std::vector<Call> first = {made_up_append(0, 0, 1, "a")};
+  first[0].result = run_call(first[0], *store);
+  REQUIRE(search.explain(first, picture(*store)));
+  // Round two: c ran inside b's call and took index 2. The search tries b first (it started
+  // first), which the reference answers with index 2: it takes that write back and finds c, b.
+  std::vector<Call> second = {made_up_append(0, 0, 3, "b"), made_up_append(1, 1, 2, "c")};
+  second[1].result = run_call(second[1], *store);
+  second[0].result = run_call(second[0], *store);
+  REQUIRE(search.explain(second, picture(*store)));
+  REQUIRE(search.log().size() == 3);
+  CHECK(search.log()[1].what == "append c1 c");
+  CHECK(search.log()[2].what == "append c1 b");
+  CHECK(search.tries() == 4);
 }
 
 TEST_CASE("concurrent check: rounds of calls from three threads are linearizable",

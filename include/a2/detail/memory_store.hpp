@@ -107,6 +107,17 @@ struct MemoryCore {
   }
 };
 
+// A copy of what a memory store holds: rows, owners, presence and the work index's entries. Not
+// its feeds, watches, clock or id source. For a test that must take back writes: the concurrent
+// model check (conformance/model/concurrent_check.cpp) restores one at each backtrack of its
+// search instead of replaying its whole history.
+struct MemoryStateCopy {
+  std::map<std::string, MemorySession> sessions;
+  std::unordered_map<std::string, MemoryOwner> owners;
+  std::map<std::string, std::map<std::string, MemoryPresenceEntry>> presence;
+  std::map<std::string, std::int64_t> work;
+};
+
 // A live feed: catch-up then new events, woken by the store's condition variable.
 // Thread safety: next() from one thread at a time; cancel(), cancelled(), cursor() from any.
 // Destroy it before its store (Feed's contract); one that outlives the store is still safe and
@@ -174,6 +185,21 @@ class MemoryStore final : public Store {
     core_->closed = true;
     core_->changed.notify_all();
     core_->work.close();
+  }
+
+  // What the store holds, copied (MemoryStateCopy), and the store put back to such a copy. A
+  // restore tells no feed or watch: it is for tests that own the store alone.
+  MemoryStateCopy copy_state() const {
+    std::lock_guard lock(core_->mutex);
+    return {core_->sessions, core_->owners, core_->presence, core_->work.entries()};
+  }
+  void restore_state(const MemoryStateCopy& copy) {
+    std::lock_guard lock(core_->mutex);
+    ensure_open_locked("restore_state");
+    core_->sessions = copy.sessions;
+    core_->owners = copy.owners;
+    core_->presence = copy.presence;
+    core_->work.assign(copy.work);
   }
 
  protected:

@@ -200,6 +200,15 @@ class MemoryWorkIndex {
 
   std::unique_ptr<WorkWatch> watch() { return std::make_unique<MemoryWorkWatch>(signals_); }
 
+  // The entries (session -> at), and putting a copy of them back (MemoryStore::restore_state):
+  // no signal, the watches are left as they are.
+  std::map<std::string, std::int64_t> entries() const { return at_; }
+  void assign(const std::map<std::string, std::int64_t>& entries) {
+    at_.clear();
+    order_.clear();
+    for (const auto& [session_id, at] : entries) put(session_id, at);
+  }
+
   // The store closed: waiting watches wake and throw Unavailable.
   void close() { signals_->close(); }
 
