@@ -104,7 +104,8 @@ std::string describe(const std::vector<Call>& calls) {
 // log.
 class Linearizer {
  public:
-  Linearizer() { rebuild(); }
+  Linearizer()
+      : clock_(std::make_shared<ManualClock>(kT0)), ref_(memory::open({.clock = clock_})) {}
 
   Store& reference() { return *ref_; }
   const std::vector<Call>& log() const { return log_; }
@@ -122,11 +123,12 @@ class Linearizer {
   }
 
   // A call of the main thread while no other runs: applied, compared, logged. False if the
-  // reference answered otherwise.
+  // reference answered otherwise, and the reference is then as it was.
   bool apply_alone(const Call& call) {
+    const auto before = memory_store().copy_state();
     clock_->set(call.now);
     if (run_call(call, *ref_) != call.result) {
-      rebuild();
+      memory_store().restore_state(before);
       return false;
     }
     log_.push_back(call);
@@ -205,17 +207,6 @@ class Linearizer {
   }
 
   detail::MemoryStore& memory_store() { return dynamic_cast<detail::MemoryStore&>(*ref_); }
-
-  // The reference after the log, replayed on a new store (at the start, and after a call
-  // between rounds that the reference answered otherwise).
-  void rebuild() {
-    clock_ = std::make_shared<ManualClock>(kT0);
-    ref_ = memory::open({.clock = clock_});
-    for (const auto& c : log_) {
-      clock_->set(c.now);
-      (void)run_call(c, *ref_);
-    }
-  }
 
   // The reference after the log and then the round's calls ordered so far.
   void take_back() {
