@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -78,6 +79,19 @@ struct [[nodiscard]] CompleteResult {
 struct [[nodiscard]] CompleteManyResult {
   std::vector<CompleteResult> results;  // results[i] answers completions[i] (no `next` there).
   std::optional<ClaimResult> next;      // The claim_next result, when the request asked for one.
+};
+
+// One request's answer in complete_in_sessions (docs/semantics.md#complete_in_sessions): the
+// result complete_attempts would have returned for it alone, or the error it would have thrown.
+struct [[nodiscard]] CompleteManyOutcome {
+  std::optional<CompleteManyResult> result;  // Set when the request was answered.
+  std::exception_ptr error;                  // Set otherwise: an a2::Error (errors.hpp).
+  bool ok() const noexcept { return result.has_value(); }
+  // The result; rethrows the error.
+  CompleteManyResult& value() {
+    if (!result) std::rethrow_exception(error);
+    return *result;
+  }
 };
 
 enum class FailVerdict { failed, dead_lettered, superseded };

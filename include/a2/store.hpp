@@ -273,21 +273,9 @@ class Store {
         "complete_attempts", request.session_id,
         [&]() -> CompleteManyResult {
           constexpr std::string_view op = "complete_attempts";
-          detail::check_session_id(op, request.session_id);
-          detail::check_list_size(op, "completions", request.completions.size());
-          std::set<std::int64_t> indexes;
           std::set<std::string> seen;
-          std::size_t children = 0;
-          for (const auto& c : request.completions) {
-            detail::check_integer(op, "index", c.index);
-            detail::check_integer(op, "attempt", c.attempt);
-            if (!indexes.insert(c.index).second)
-              detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
-            children += c.events.size();
-            detail::check_batch_size(op, children);
-            for (const auto& e : c.events) detail::check_event(op, e, seen);
-          }
-          if (request.claim_next) check_claim_next(op, *request.claim_next);
+          std::size_t completions = 0, children = 0;
+          check_complete_many(op, request, seen, completions, children);
           ensure_open(op);
           if (request.completions.empty() && !request.claim_next) return {};
           for (auto& c : request.completions)
@@ -295,6 +283,64 @@ class Store {
           return do_complete_attempts(request);
         },
         request);
+  }
+
+  // Several complete_attempts calls of distinct sessions in one round trip, for a worker whose
+  // finished jobs are spread over many sessions. outcomes[i] answers requests[i]: the result
+  // complete_attempts(requests[i]) would have returned alone, or the error it would have thrown
+  // (a refused request changes nothing of its own; the others are stored). Each request is
+  // atomic on its own, not with the others. docs/semantics.md#complete_in_sessions. Throws
+  // InvalidArgument before any I/O (a session named twice, a child id given twice in the call,
+  // more than kMaxCompletedSessions requests, more than 10,000 completions or children in all,
+  // any request invalid as a complete_attempts call) and Unavailable when the round trip that
+  // every request shares fails (outcome unknown once sent). Retry-safe as complete_attempts.
+  std::vector<CompleteManyOutcome> complete_in_sessions(std::vector<CompleteManyRequest> requests) {
+    return observed(
+        "complete_in_sessions", "",
+        [&]() -> std::vector<CompleteManyOutcome> {
+          constexpr std::string_view op = "complete_in_sessions";
+          if (requests.size() > kMaxCompletedSessions)
+            detail::invalid(op, "at most " + std::to_string(kMaxCompletedSessions) +
+                                    " requests, not " + std::to_string(requests.size()));
+          std::set<std::string> sessions, seen;
+          std::size_t completions = 0, children = 0;
+          for (const auto& q : requests) {
+            check_complete_many(op, q, seen, completions, children);
+            if (!sessions.insert(q.session_id).second)
+              detail::invalid(
+                  op, "session " + detail::quote_arg(q.session_id) + " is named by two requests");
+          }
+          ensure_open(op);
+          // A request without completions or claim_next is answered here, as complete_attempts
+          // answers it; the others go to the backend.
+          std::vector<CompleteManyOutcome> out(requests.size());
+          std::vector<CompleteManyRequest> sent;
+          std::vector<std::size_t> at;
+          for (std::size_t i = 0; i < requests.size(); ++i) {
+            auto& q = requests[i];
+            if (q.completions.empty() && !q.claim_next) {
+              out[i].result.emplace();
+              continue;
+            }
+            for (auto& c : q.completions)
+              for (auto& e : c.events) normalize(op, e, seen, children);
+            sent.push_back(std::move(q));
+            at.push_back(i);
+          }
+          if (sent.empty()) return out;
+          auto answers = do_complete_in_sessions(sent);
+          if (answers.size() != sent.size())
+            throw Unavailable("a2 " + std::string(op) + ": the backend answered " +
+                                  std::to_string(answers.size()) + " of " +
+                                  std::to_string(sent.size()) + " requests",
+                              /*outcome_unknown=*/true);
+          for (std::size_t j = 0; j < sent.size(); ++j) {
+            out[at[j]] = std::move(answers[j]);
+            requests[at[j]] = std::move(sent[j]);  // For the observer's transitions.
+          }
+          return out;
+        },
+        requests);
   }
 
   // Records a failure of the current attempt.
@@ -621,6 +667,10 @@ class Store {
   virtual HeadResult do_head(const std::string& session_id) = 0;
   virtual CompleteResult do_complete_attempt(const CompleteRequest& request) = 0;
   virtual CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) = 0;
+  // One or more requests of distinct sessions, each with a completion or a claim_next; one
+  // outcome per request, in order (docs/semantics.md#complete_in_sessions).
+  virtual std::vector<CompleteManyOutcome> do_complete_in_sessions(
+      const std::vector<CompleteManyRequest>& requests) = 0;
   virtual FailResult do_fail_attempt(const FailRequest& request) = 0;
   virtual std::vector<StoredEvent> do_dead_letters(const std::string& session_id) = 0;
   virtual RedriveResult do_redrive(const RedriveRequest& request) = 0;
@@ -698,10 +748,13 @@ class Store {
       } else {
         R result = f();
         report(detail::outcome_of(result), std::nullopt, false);
-        detail::transitions_of(request, result,
-                               [&](WorkTransition t, std::int64_t index, std::int64_t attempt) {
-                                 observer.on_work({t, backend_, session, index, attempt});
-                               });
+        // A transition names its session when the operation spans several (else the call's).
+        detail::transitions_of(
+            request, result,
+            [&](WorkTransition t, std::int64_t index, std::int64_t attempt,
+                std::string_view in = {}) {
+              observer.on_work({t, backend_, in.empty() ? session : in, index, attempt});
+            });
         return result;
       }
     } catch (const Unavailable& e) {
@@ -725,6 +778,26 @@ class Store {
     if (options.through_index)
       detail::check_integer(op, "through_index", *options.through_index, 0);
     ensure_open(op);
+  }
+  // One complete_attempts request (also a request of complete_in_sessions): `seen` holds the
+  // child ids of the call so far, `completions` and `children` its counts so far.
+  static void check_complete_many(std::string_view op, const CompleteManyRequest& request,
+                                  std::set<std::string>& seen, std::size_t& completions,
+                                  std::size_t& children) {
+    detail::check_session_id(op, request.session_id);
+    completions += request.completions.size();
+    detail::check_list_size(op, "completions", completions);
+    std::set<std::int64_t> indexes;
+    for (const auto& c : request.completions) {
+      detail::check_integer(op, "index", c.index);
+      detail::check_integer(op, "attempt", c.attempt);
+      if (!indexes.insert(c.index).second)
+        detail::invalid(op, "index " + std::to_string(c.index) + " is listed twice");
+      children += c.events.size();
+      detail::check_batch_size(op, children);
+      for (const auto& e : c.events) detail::check_event(op, e, seen);
+    }
+    if (request.claim_next) check_claim_next(op, *request.claim_next);
   }
   static void check_claim_next(std::string_view op, const ClaimNext& next) {
     detail::check_text(op, "claim_next holder", next.holder, kMaxHolderBytes);

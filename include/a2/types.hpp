@@ -41,6 +41,7 @@ inline constexpr std::size_t kMaxPayloadBytes = 4 * 1024 * 1024;
 inline constexpr std::size_t kMaxJsonDepth = 512;
 inline constexpr std::size_t kMaxBatchEvents = 10000;  // Events per append or completion.
 inline constexpr std::size_t kMaxListedIndexes = 10000;  // Renewals, exclusions, pins, requests.
+inline constexpr std::size_t kMaxCompletedSessions = 32;  // Requests per complete_in_sessions.
 // Indexes, attempts and times must fit a double exactly (Redis Lua numbers are doubles).
 inline constexpr std::int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1
 

@@ -302,6 +302,46 @@ class PostgresStore final : public Store {
                          request.completions.size(), request.claim_next.has_value());
   }
 
+  // docs/semantics.md#complete_in_sessions: one call of a2_complete_attempts_group; when the
+  // server rolls it back (a request was refused: nothing of it changed), each request alone, by
+  // the same deadline, so that each gets its own answer.
+  std::vector<CompleteManyOutcome> do_complete_in_sessions(
+      const std::vector<CompleteManyRequest>& requests) override {
+    constexpr std::string_view op = "complete_in_sessions";
+    const std::int64_t now = clock().now_ms();
+    const auto deadline = std::chrono::steady_clock::now() + pool_->settings().command_timeout;
+    std::vector<calls::CompleteAttempts> each;
+    each.reserve(requests.size());
+    for (const auto& q : requests) each.push_back(calls::CompleteAttempts::of(q, now));
+    std::vector<CompleteManyOutcome> out(requests.size());
+    const auto answer = [&](std::size_t i, GroupAnswer<CompleteManyResult> a) {
+      try {
+        out[i].result = checked_many(op, each[i], std::move(a), requests[i].completions.size(),
+                                     requests[i].claim_next.has_value());
+      } catch (const Error&) {
+        out[i].error = std::current_exception();
+      }
+    };
+    if (requests.size() > 1) {
+      calls::CompleteAttemptsGroup group;
+      for (const auto& call : each) group.requests.push_back(&call);
+      try {
+        auto answers = write_group(op, group, deadline);
+        for (std::size_t i = 0; i < answers.size(); ++i) answer(i, std::move(answers[i]));
+        return out;
+      } catch (const GroupRolledBack&) {
+      }
+    }
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      try {
+        answer(i, write_alone(op, each[i], deadline));
+      } catch (const Error&) {
+        out[i].error = std::current_exception();
+      }
+    }
+    return out;
+  }
+
   FailResult do_fail_attempt(const FailRequest& request) override {
     return write(
         "fail_attempt",
@@ -527,7 +567,15 @@ class PostgresStore final : public Store {
   CompleteManyResult complete_many(std::string_view op, const calls::CompleteAttempts& call,
                                    std::size_t completions, bool claim_next) {
     // It may go in one call with other callers' (postgres/write_groups.hpp).
-    auto [out, wakes_feeds] = write_grouped(complete_attempts_groups_.get(), op, call);
+    return checked_many(op, call, write_grouped(complete_attempts_groups_.get(), op, call),
+                        completions, claim_next);
+  }
+
+  // The answer of `call` checked as complete_many() says, its children handed to the feeds.
+  CompleteManyResult checked_many(std::string_view op, const calls::CompleteAttempts& call,
+                                  GroupAnswer<CompleteManyResult> answer, std::size_t completions,
+                                  bool claim_next) {
+    auto& [out, wakes_feeds] = answer;
     if (out.results.size() != completions || out.next.has_value() != claim_next) {
       if (wakes_feeds) notifier_->written_unhanded(call.session_id);  // It committed.
       throw_unreadable_reply(op, "the reply has " + std::to_string(out.results.size()) +
@@ -536,7 +584,7 @@ class PostgresStore final : public Store {
     }
     if (wakes_feeds)  // The children, completion by completion.
       for (const auto& result : out.results) notifier_->appended(call.session_id, result.events);
-    return out;
+    return std::move(out);
   }
 
   std::vector<StateResult> read_states(std::string_view op, const std::string& reducer,

@@ -88,6 +88,8 @@ class RedisStore final : public Store {
   HeadResult do_head(const std::string& s) override;
   CompleteResult do_complete_attempt(const CompleteRequest& request) override;
   CompleteManyResult do_complete_attempts(const CompleteManyRequest& request) override;
+  std::vector<CompleteManyOutcome> do_complete_in_sessions(
+      const std::vector<CompleteManyRequest>& requests) override;
   FailResult do_fail_attempt(const FailRequest& request) override;
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override;
   RedriveResult do_redrive(const RedriveRequest& request) override;
@@ -149,6 +151,11 @@ class RedisStore final : public Store {
   CompleteResult completion_result(std::string_view op, const std::string& s, std::int64_t index,
                                    std::int64_t attempt, const std::vector<ChildEvent>& events,
                                    const scripts::CompleteAttempt::Result& reply, std::int64_t now);
+
+  // complete_attempts.lua's raw reply to `q` as complete_attempts' result; the errors of a
+  // refused call are thrown.
+  CompleteManyResult many_result(std::string_view op, const CompleteManyRequest& q,
+                                 const Reply& reply, std::int64_t now);
 
   std::shared_ptr<Core> core_;
 };

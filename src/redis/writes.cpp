@@ -170,41 +170,80 @@ CompleteResult RedisStore::do_complete_attempt(const CompleteRequest& q) {
 CompleteManyResult RedisStore::do_complete_attempts(const CompleteManyRequest& q) {
   constexpr std::string_view op = "complete_attempts";
   return guard(op, [&] {
-    using V = scripts::CompleteAttempts::Verdict;
     const std::int64_t now = clock().now_ms();
-    const auto& s = q.session_id;
-    auto reply = scripts::CompleteAttempts::decode(
-        op, s,
-        script(op,
-               scripts::CompleteAttempts{s, now, q.completions, next_claim(q.claim_next, now)}));
-    if (reply.verdict != V::done) {
-      if (reply.failed >= q.completions.size()) unexpected(op, "failing completion out of range");
-      const auto& c = q.completions[reply.failed];
-      if (reply.verdict == V::missing) throw_no_event(site(op), s, c.index);
-      if (reply.owned_id) throw_child_id_taken(site(op), s, c.index, *reply.owned_id);
-      throw_completion_mismatch(site(op), s, c.index, c.attempt);
-    }
-    if (reply.results.size() != q.completions.size())
-      unexpected(op, std::to_string(reply.results.size()) + " results for " +
-                         std::to_string(q.completions.size()) + " completions");
-    bool wrote = reply.next.has_value();
-    for (const auto& one : reply.results)
-      wrote = wrote || one.verdict == scripts::CompleteAttempt::Verdict::ok;
-    const auto finish = [&] {
-      CompleteManyResult result;
-      result.results.reserve(q.completions.size());
-      for (std::size_t i = 0; i < q.completions.size(); ++i) {
-        const auto& c = q.completions[i];
-        result.results.push_back(
-            completion_result(op, s, c.index, c.attempt, c.events, reply.results[i], now));
-      }
-      result.next = std::move(reply.next);
-      return result;
-    };
-    // Once something was written, a replay's rows that do not decode are outcome-unknown.
-    if (wrote) return after_write(op, finish);
-    return finish();
+    const Reply reply = script(op, scripts::CompleteAttempts{q.session_id, now, q.completions,
+                                                             next_claim(q.claim_next, now)});
+    return many_result(op, q, reply, now);
   });
+}
+
+// docs/redis-layout.md#complete_in_sessions: every request's complete_attempts.lua call in one
+// pipelined write on a pooled connection; each reply is judged as its request's own call.
+std::vector<CompleteManyOutcome> RedisStore::do_complete_in_sessions(
+    const std::vector<CompleteManyRequest>& qs) {
+  constexpr std::string_view op = "complete_in_sessions";
+  return guard(op, [&] {
+    const std::int64_t now = clock().now_ms();
+    std::vector<scripts::Call> calls;
+    calls.reserve(qs.size());
+    for (const auto& q : qs)
+      calls.push_back(
+          scripts::CompleteAttempts{q.session_id, now, q.completions, next_claim(q.claim_next, now)}
+              .encode(k()));
+    const auto replies = [&] {
+      auto lease = core_->acquire(op);
+      return scripts::run_script_each(*lease, op, scripts::CompleteAttempts::script(), calls);
+    }();
+    std::vector<CompleteManyOutcome> out(qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      try {
+        guarded(op, [&] {
+          if (replies[i].is_error())
+            fail(op, "script " + std::string(scripts::CompleteAttempts::script().name) +
+                         " failed: " + replies[i].str);
+          out[i].result = many_result(op, qs[i], replies[i], now);
+          return 0;
+        });
+      } catch (const Error&) {
+        out[i].error = std::current_exception();
+      }
+    }
+    return out;
+  });
+}
+
+CompleteManyResult RedisStore::many_result(std::string_view op, const CompleteManyRequest& q,
+                                           const Reply& raw, std::int64_t now) {
+  using V = scripts::CompleteAttempts::Verdict;
+  const auto& s = q.session_id;
+  auto reply = scripts::CompleteAttempts::decode(op, s, raw);
+  if (reply.verdict != V::done) {
+    if (reply.failed >= q.completions.size()) unexpected(op, "failing completion out of range");
+    const auto& c = q.completions[reply.failed];
+    if (reply.verdict == V::missing) throw_no_event(site(op), s, c.index);
+    if (reply.owned_id) throw_child_id_taken(site(op), s, c.index, *reply.owned_id);
+    throw_completion_mismatch(site(op), s, c.index, c.attempt);
+  }
+  if (reply.results.size() != q.completions.size())
+    unexpected(op, std::to_string(reply.results.size()) + " results for " +
+                       std::to_string(q.completions.size()) + " completions");
+  bool wrote = reply.next.has_value();
+  for (const auto& one : reply.results)
+    wrote = wrote || one.verdict == scripts::CompleteAttempt::Verdict::ok;
+  const auto finish = [&] {
+    CompleteManyResult result;
+    result.results.reserve(q.completions.size());
+    for (std::size_t i = 0; i < q.completions.size(); ++i) {
+      const auto& c = q.completions[i];
+      result.results.push_back(
+          completion_result(op, s, c.index, c.attempt, c.events, reply.results[i], now));
+    }
+    result.next = std::move(reply.next);
+    return result;
+  };
+  // Once something was written, a replay's rows that do not decode are outcome-unknown.
+  if (wrote) return after_write(op, finish);
+  return finish();
 }
 
 // ── Snapshots ──────────────────────────────────────────────────────────────────────────────

@@ -20,6 +20,7 @@
 
 #include "a2/postgres.hpp"
 #include "servers/postgres_server.hpp"
+#include "support/stopped_server.hpp"
 
 namespace a2::postgres_test::connections_test {
 namespace {
@@ -170,6 +171,17 @@ TEST_CASE("with Postgres stopped every call fails within its command_timeout",
   // unknown on a slow machine).
   CHECK(unknown < threads_count);
   sequential_calls_succeed(*store, 10);
+}
+
+// S258 (conformance/support/stopped_server.hpp), with the default pool size.
+TEST_CASE("complete_in_sessions against a stopped server fails whole, outcome unknown",
+          "[postgres][deadline][complete_in_sessions][S258]") {
+  PostgresServer server;
+  auto options = options_on(server.connection(), 0);
+  options.command_timeout = 1000ms;
+  auto store = a2::postgres::open(options);
+  a2::conformance::check_complete_in_sessions_stopped(
+      *store, 1000ms, kMargin, [&] { server.pause(); }, [&] { server.resume(); });
 }
 
 TEST_CASE("a Postgres pool exhausted past pool_acquire_timeout fails the waiting call unsent",

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "support.hpp"
+#include "support/stopped_server.hpp"
 
 namespace a2::redis_test {
 namespace {
@@ -122,6 +123,17 @@ TEST_CASE("with the server stopped every call fails within its timeout, pool wai
   // call that only waited is checked where it is deterministic: the pool_acquire_timeout test.
   // The store recovers: the timed-out connections were dropped.
   sequential_calls_succeed(*store, 10);
+}
+
+// S258 (conformance/support/stopped_server.hpp), with the default pool size.
+TEST_CASE("complete_in_sessions against a stopped server fails whole, outcome unknown",
+          "[redis][deadline][complete_in_sessions][S258]") {
+  a2::test::RedisServer server;
+  auto options = options_on(server, 0);
+  options.command_timeout = 1000ms;
+  auto store = a2::redis::open(options);
+  a2::conformance::check_complete_in_sessions_stopped(
+      *store, 1000ms, kMargin, [&] { server.pause(); }, [&] { server.resume(); });
 }
 
 TEST_CASE("a reply that comes late but before the deadline is received",

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support.hpp"
+#include "support/claims.hpp"
 
 namespace a2::redis_test {
 namespace {
@@ -128,4 +129,63 @@ TEST_CASE("every write operation is one script call", "[redis][scripts]") {
 }
 
 }  // namespace
+
+// docs/redis-layout.md#complete_in_sessions: each request is its own complete_attempts.lua call,
+// all written together: one read event of the server, one EVALSHA per request, the commands of
+// the three calls alone. After SCRIPT FLUSH every request is sent again once the text is loaded.
+TEST_CASE("complete_in_sessions is one EVALSHA per request, written together", "[redis][scripts]") {
+  auto f = open_fixture(unique_prefix("in_sessions"));
+  auto alone = open_fixture(unique_prefix("in_sessions_alone"));
+  Raw raw;
+  const std::vector<std::string> sessions = {"a", "b", "c"};
+  std::vector<CompleteManyRequest> requests;
+  for (auto* store : {&f, &alone})
+    for (const auto& s : sessions) {
+      (void)(*store)->append(s, evs(2));
+      REQUIRE(claim(**store, s).verdict == ClaimVerdict::claimed);
+    }
+  for (const auto& s : sessions)
+    requests.push_back({.session_id = s,
+                        .completions = {{.index = 1, .attempt = 1, .events = {child(s + "1")}},
+                                        {.index = 2, .attempt = 1, .events = {}}},
+                        .claim_next = ClaimNext{.holder = "w1", .ttl_ms = kTtl, .max_events = 1}});
+  REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");
+  for (const auto& q : requests) (void)alone->complete_attempts(q);
+  const long long commands_alone = script_commands(raw);
+  CHECK(calls_of(raw, "evalsha") == 3);
+
+  REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");
+  const auto reads = [&] {
+    const auto info = raw.get({"INFO", "stats"}).value_or("");
+    const auto at = info.find("total_reads_processed:");
+    REQUIRE(at != std::string::npos);
+    return std::stoll(info.substr(at + 22));
+  };
+  const long long reads_before = reads();
+  auto outcomes = f->complete_in_sessions(requests);
+  // The call's one read event, then this INFO's.
+  CHECK(reads() - reads_before == 2);
+  CHECK(calls_of(raw, "evalsha") == 3);
+  CHECK(calls_of(raw, "eval") == 0);
+  CHECK(script_commands(raw) == commands_alone);
+  for (const auto& o : outcomes) {
+    REQUIRE(o.ok());
+    CHECK(o.result->results.at(0).verdict == CompleteVerdict::completed);
+    CHECK(o.result->next->verdict == ClaimVerdict::claimed);
+  }
+
+  // The server lost its scripts: loaded once, every request sent again, each answered (a replay).
+  REQUIRE(raw.get({"SCRIPT", "FLUSH"}) == "OK");
+  REQUIRE(raw.get({"CONFIG", "RESETSTAT"}) == "OK");
+  for (auto& q : requests) q.claim_next.reset();
+  auto again = f->complete_in_sessions(requests);
+  CHECK(calls_of(raw, "script|load") == 1);
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    REQUIRE(again[i].ok());
+    CHECK(ids_of(again[i].result->results.at(0).events) ==
+          ids_of(outcomes[i].result->results.at(0).events));
+  }
+  for (const auto& s : sessions) CHECK(f->read(s).size() == 3);
+}
+
 }  // namespace a2::redis_test

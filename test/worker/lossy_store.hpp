@@ -21,7 +21,8 @@ class LossyStore final : public Store {
   explicit LossyStore(std::unique_ptr<Store> inner)
       : Store(nullptr, nullptr), inner_(std::move(inner)) {}
 
-  // The next `n` replies of claim_available / complete_attempts are lost.
+  // The next `n` replies of claim_available / complete_attempts (or complete_in_sessions) are
+  // lost.
   std::atomic<int> lose_claims{0};
   std::atomic<int> lose_completions{0};
   std::atomic<int> lost{0};  // Replies lost so far.
@@ -78,6 +79,10 @@ class LossyStore final : public Store {
   }
   CompleteManyResult do_complete_attempts(const CompleteManyRequest& r) override {
     return maybe_lose(lose_completions, inner_->complete_attempts(r));
+  }
+  std::vector<CompleteManyOutcome> do_complete_in_sessions(
+      const std::vector<CompleteManyRequest>& r) override {
+    return maybe_lose(lose_completions, inner_->complete_in_sessions(r));
   }
   FailResult do_fail_attempt(const FailRequest& r) override { return inner_->fail_attempt(r); }
   std::vector<StoredEvent> do_dead_letters(const std::string& s) override {

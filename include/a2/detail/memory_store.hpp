@@ -466,7 +466,31 @@ class MemoryStore final : public Store {
     std::lock_guard lock(core_->mutex);
     constexpr std::string_view op = "complete_attempts";
     ensure_open_locked(op);
+    return complete_many_locked(op, request, clock().now_ms());
+  }
+
+  // docs/semantics.md#complete_in_sessions: the requests one after another under the one lock,
+  // each as complete_attempts alone; a refused request's error is its outcome.
+  std::vector<CompleteManyOutcome> do_complete_in_sessions(
+      const std::vector<CompleteManyRequest>& requests) override {
+    std::lock_guard lock(core_->mutex);
+    constexpr std::string_view op = "complete_in_sessions";
+    ensure_open_locked(op);
     const std::int64_t now = clock().now_ms();
+    std::vector<CompleteManyOutcome> out(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      try {
+        out[i].result = complete_many_locked(op, requests[i], now);
+      } catch (const Error&) {
+        out[i].error = std::current_exception();
+      }
+    }
+    return out;
+  }
+
+  // complete_attempts' work as the operation `op` (core_->mutex held).
+  CompleteManyResult complete_many_locked(std::string_view op, const CompleteManyRequest& request,
+                                          std::int64_t now) {
     const std::string& sid = request.session_id;
 
     // 1. Errors first. A completion changes only its own parent row and adds rows with ids no other

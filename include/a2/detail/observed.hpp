@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <vector>
 
 #include "a2/observe.hpp"
 #include "a2/options.hpp"
@@ -53,6 +54,19 @@ void transitions_of(const CompleteManyRequest& q, const CompleteManyResult& r, E
     if (r.results[i].verdict == CompleteVerdict::completed)
       emit(WorkTransition::completed, q.completions[i].index, q.completions[i].attempt);
   if (r.next) claimed_of(*r.next, emit);
+}
+// complete_in_sessions: each answered request's transitions, in its own session.
+template <class Emit>
+void transitions_of(const std::vector<CompleteManyRequest>& qs,
+                    const std::vector<CompleteManyOutcome>& rs, Emit&& emit) {
+  for (std::size_t i = 0; i < qs.size() && i < rs.size(); ++i) {
+    if (!rs[i].result) continue;
+    const std::string_view session = qs[i].session_id;
+    transitions_of(qs[i], *rs[i].result,
+                   [&](WorkTransition t, std::int64_t index, std::int64_t attempt) {
+                     emit(t, index, attempt, session);
+                   });
+  }
 }
 template <class Emit>
 void transitions_of(const FailRequest& q, const FailResult& r, Emit&& emit) {

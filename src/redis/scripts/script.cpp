@@ -105,4 +105,22 @@ std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
   return replies;
 }
 
+std::vector<Reply> run_script_each(Connection& c, std::string_view op,
+                                   const a2::detail::EmbeddedText& script,
+                                   const std::vector<Call>& calls) {
+  auto replies = c.pipeline_with(op, calls.size(), [&](Resp& r) {
+    for (const auto& call : calls) put_evalsha(r, script, call);
+  });
+  std::vector<std::size_t> again;
+  for (std::size_t i = 0; i < replies.size(); ++i)
+    if (noscript(replies[i])) again.push_back(i);
+  if (again.empty()) return replies;
+  load(on(c, op), op, script);
+  auto second = c.pipeline_with(op, again.size(), [&](Resp& r) {
+    for (std::size_t i : again) put_evalsha(r, script, calls[i]);
+  });
+  for (std::size_t j = 0; j < again.size(); ++j) replies[again[j]] = std::move(second[j]);
+  return replies;
+}
+
 }  // namespace a2::redis::detail::scripts

@@ -98,6 +98,14 @@ std::vector<Reply> run_script_pipeline(Connection& c, std::string_view op,
                                        const a2::detail::EmbeddedText& script,
                                        const std::vector<Call>& calls);
 
+// Runs one script for many calls that write, in one pipelined round trip (one EVALSHA each),
+// and returns every reply as it came, an error reply included (each call's own to judge). A
+// call answered NOSCRIPT did not run: after loading the text, only those calls are sent again
+// (a second round trip, only after the server lost its scripts).
+std::vector<Reply> run_script_each(Connection& c, std::string_view op,
+                                   const a2::detail::EmbeddedText& script,
+                                   const std::vector<Call>& calls);
+
 // Runs the typed call `args` (a struct of src/redis/scripts/) and returns its raw reply, for
 // Args::decode.
 template <class Args>
