@@ -173,8 +173,9 @@ class ModelRun {
     if (roll < 42) return op_renew();
     if (roll < 45) return op_release();
     if (roll < 47) return op_held_claims_and_head();
-    if (roll < 54) return op_complete();
-    if (roll < 58) return op_complete_many();
+    if (roll < 51) return op_complete();
+    if (roll < 55) return op_complete_many();
+    if (roll < 58) return op_complete_in_sessions();
     if (roll < 61) return op_replay_complete();
     if (roll < 69) return op_fail();
     if (roll < 73) return op_redrive();
@@ -545,8 +546,16 @@ class ModelRun {
   // reference), drawn claims (stale, foreign and finished ones included) and replays of earlier
   // completions; with or without children, sometimes with claim_next, rarely an index twice.
   void op_complete_many() {
+    auto req = draw_complete_many();
+    if (!req) return op_claim();
+    if (req->completions.empty() && !chance(30)) return op_complete();
+    run_complete_many(std::move(*req), false);
+  }
+
+  // A complete_attempts request as op_complete_many draws one; none without claims.
+  std::optional<CompleteManyRequest> draw_complete_many() {
     const ClaimInfo* drawn = any_claim();
-    if (!drawn) return op_claim();
+    if (!drawn) return std::nullopt;
     const std::string s = drawn->session;
     std::vector<Completion> list;
     std::set<std::int64_t> listed;
@@ -572,9 +581,8 @@ class ModelRun {
     }
     if (!list.empty() && chance(4))  // An index listed twice: invalid_argument, nothing changes.
       list.push_back({list.front().index, list.front().attempt, {}});
-    if (list.empty() && !chance(30)) return op_complete();
-    run_complete_many({.session_id = s, .completions = list, .claim_next = maybe_claim_next(40)},
-                      false);
+    return CompleteManyRequest{
+        .session_id = s, .completions = list, .claim_next = maybe_claim_next(40)};
   }
 
   void run_complete_many(CompleteManyRequest req, bool replay) {
@@ -584,8 +592,49 @@ class ModelRun {
     for (auto& c : req.completions) name_drawn(c.events);
     Json r = both(std::string(replay ? "complete_many replay " : "complete_many ") + req.session_id,
                   draws, [&](Store& st) { return complete_many_json(st.complete_attempts(sent)); });
+    if (r.contains("ok")) completed_many(req, r["ok"], replay);
+  }
+
+  // complete_in_sessions of up to three sessions' requests, each drawn as op_complete_many draws
+  // one or, one in five, a replay of an earlier batch: each request's outcome (its result or its
+  // error) must be the reference's.
+  void op_complete_in_sessions() {
+    std::vector<CompleteManyRequest> requests;
+    std::vector<bool> replays;
+    std::set<std::string> named;
+    for (int i = 0, n = 2 + pick(2); i < 2 * n && static_cast<int>(requests.size()) < n; ++i) {
+      const bool replay = chance(20) && !batches_.empty();
+      auto q = replay ? std::optional(any_of(batches_)) : draw_complete_many();
+      if (!q || !named.insert(q->session_id).second) continue;
+      requests.push_back(std::move(*q));
+      replays.push_back(replay);
+    }
+    if (requests.empty()) return op_claim();
+    auto sent = requests;
+    std::vector<std::string> draws;
+    for (auto& q : sent)
+      for (auto& c : q.completions) leave_to_store(c.events, draws);
+    for (auto& q : requests)
+      for (auto& c : q.completions) name_drawn(c.events);
+    std::string what = "complete_in_sessions";
+    for (const auto& q : requests) what += " " + q.session_id;
+    Json r = both(what, draws, [&](Store& st) {
+      Json out = Json::array();
+      for (auto& o : st.complete_in_sessions(sent))
+        out.push_back(outcome([&] { return complete_many_json(o.value()); }));
+      return out;
+    });
     if (!r.contains("ok")) return;
-    const Json& ok = r["ok"];
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const Json& one = r["ok"].at(i);
+      ++tally_["in_sessions:" +
+               (one.contains("ok") ? std::string("ok") : one["error"].get<std::string>())];
+      if (one.contains("ok")) completed_many(requests[i], one["ok"], replays[i]);
+    }
+  }
+
+  // Notes what a complete_attempts request that was answered `ok` wrote and claimed.
+  void completed_many(const CompleteManyRequest& req, const Json& ok, bool replay) {
     REQUIRE(ok["results"].size() == req.completions.size());
     for (std::size_t i = 0; i < req.completions.size(); ++i) {
       REQUIRE_FALSE(ok["results"][i].contains("next"));
