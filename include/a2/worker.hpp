@@ -178,7 +178,8 @@ struct WorkerOptions {
   std::chrono::milliseconds poll_interval{1000};
   // watch_work's safety sweep for work written by the original package (0: none).
   std::chrono::milliseconds sweep_interval{1000};
-  // At most this many completions of one session in one complete_attempts call, 1..10000.
+  // At most this many completions of one session in one completion call (complete_attempts, or
+  // its request in complete_in_sessions), 1..10000.
   std::size_t max_batch = 64;
   // A failed retry-safe store call (store_unavailable) is repeated after 10 ms, doubling up to
   // this delay, for as long as the attempt's lease lasts.

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -13,7 +15,7 @@
 // lose the reply of chosen writes: the write happens, then the caller gets
 // Unavailable(outcome_unknown = true), as after a connection that broke while the reply was on
 // its way. Fault injection for the worker's recovery paths (docs/worker.md#faults); nothing is
-// simulated but the lost reply.
+// simulated but the lost reply (and, when asked, a slow completion call).
 namespace a2::test {
 
 class LossyStore final : public Store {
@@ -26,6 +28,9 @@ class LossyStore final : public Store {
   std::atomic<int> lose_claims{0};
   std::atomic<int> lose_completions{0};
   std::atomic<int> lost{0};  // Replies lost so far.
+  // Each completion call (complete_attempts, complete_in_sessions) takes this much longer, so
+  // that finished jobs queue behind it.
+  std::atomic<int> completion_delay_ms{0};
 
   Store& inner() { return *inner_; }
 
@@ -40,6 +45,11 @@ class LossyStore final : public Store {
       }
     }
     return result;
+  }
+
+  void slow_down() const {
+    if (const int ms = completion_delay_ms.load(); ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   }
 
   AppendResult do_append(const std::string& s, std::vector<NewEvent> e, const AppendOptions& o,
@@ -78,10 +88,12 @@ class LossyStore final : public Store {
     return inner_->complete_attempt(r);
   }
   CompleteManyResult do_complete_attempts(const CompleteManyRequest& r) override {
+    slow_down();
     return maybe_lose(lose_completions, inner_->complete_attempts(r));
   }
   std::vector<CompleteManyOutcome> do_complete_in_sessions(
       const std::vector<CompleteManyRequest>& r) override {
+    slow_down();
     return maybe_lose(lose_completions, inner_->complete_in_sessions(r));
   }
   FailResult do_fail_attempt(const FailRequest& r) override { return inner_->fail_attempt(r); }

@@ -538,3 +538,139 @@ TEST_CASE("a store clock the store refuses fails the worker's calls, never its t
   CHECK(f.row("s", 1).failure_count == 1);
   worker.stop();
 }
+
+namespace {
+
+// W21's set-up: 30 sessions of 3 jobs each on a store whose completion calls take 30 ms longer,
+// observed (the inner store reports its calls).
+struct SpreadFixture {
+  std::shared_ptr<a2::conformance::Recorder> recorder =
+      std::make_shared<a2::conformance::Recorder>();
+  std::shared_ptr<a2::test::LossyStore> store =
+      std::make_shared<a2::test::LossyStore>(a2::memory::open({.observe = {.observer = recorder}}));
+  std::vector<std::string> sessions;
+
+  SpreadFixture() {
+    for (int i = 0; i < 30; ++i) {
+      sessions.push_back("s" + std::to_string(i));
+      std::vector<a2::NewEvent> jobs(3);
+      for (auto& e : jobs) e.type = "job";
+      store->append(sessions.back(), jobs);
+    }
+    store->completion_delay_ms = 30;
+  }
+  // How many complete_in_sessions calls the store answered.
+  int calls_in_sessions() const {
+    int n = 0;
+    for (const auto& op : recorder->operations())
+      if (op.operation == "complete_in_sessions" && op.outcome == "ok") ++n;
+    return n;
+  }
+  // Every job of every session processed once, with exactly one child, nothing held.
+  void require_each_job_once_with_one_child(const std::string& except = "") {
+    for (const auto& s : sessions) {
+      if (s == except) continue;
+      INFO("session " << s);
+      auto rows = store->read(s);
+      REQUIRE(rows.size() == 6);
+      for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(rows[i].processed_at.has_value());
+        REQUIRE(rows[i].returned_event_ids.has_value());
+        CHECK(rows[i].returned_event_ids->size() == 1);
+      }
+      for (std::size_t i = 3; i < 6; ++i) CHECK(rows[i].type == "done");
+      CHECK(store->held_claims(s, "w1").empty());
+    }
+  }
+};
+
+a2::JobOutcome one_child(const a2::Job& job) {
+  a2::ChildEvent child;
+  child.type = "done";
+  child.payload = {{"of", job.index}};
+  child.settled = true;
+  return a2::JobOutcome::complete({child});
+}
+
+// Concurrency 1 with prefetch 16: one completion thread, whose flushes find many sessions' jobs
+// finished behind a slow call.
+a2::WorkerOptions spread_options() {
+  auto o = quick(1);
+  o.prefetch = 16;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("completions of many sessions go in complete_in_sessions calls", "[worker][W21]") {
+  SpreadFixture f;
+  a2::Worker worker(
+      *f.store, [](const a2::Job& job, a2::JobContext&) { return one_child(job); },
+      spread_options());
+  REQUIRE(eventually([&] { return worker.stats().completed == 90; }, 30s));
+  worker.stop();
+  const auto st = worker.stats();
+  CHECK(st.lease_lost == 0);
+  CHECK(st.failed == 0);
+  CHECK(f.calls_in_sessions() > 0);
+  // Fewer completion calls than sessions flushed one by one would need.
+  int completion_calls = 0;
+  for (const auto& op : f.recorder->operations())
+    if (op.operation == "complete_attempts" || op.operation == "complete_in_sessions")
+      ++completion_calls;
+  CHECK(completion_calls < 30);
+  f.require_each_job_once_with_one_child();
+}
+
+TEST_CASE("a session refused within complete_in_sessions fails alone; the others complete",
+          "[worker][W21][W9]") {
+  SpreadFixture f;
+  std::vector<a2::NewEvent> owners(3);
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    owners[i].id = "taken" + std::to_string(i + 1);
+    owners[i].type = "note";
+    owners[i].settled = true;
+  }
+  f.store->append("other", owners);
+  auto options = spread_options();
+  options.max_failures = 1;
+  a2::Worker worker(
+      *f.store,
+      [](const a2::Job& job, a2::JobContext&) {
+        if (job.session_id != "s7") return one_child(job);
+        a2::ChildEvent child;
+        child.id = "taken" + std::to_string(job.index);  // Owned by "other": refused.
+        child.type = "done";
+        return a2::JobOutcome::complete({child});
+      },
+      options);
+  REQUIRE(eventually(
+      [&] {
+        const auto st = worker.stats();
+        return st.completed == 87 && st.dead_lettered == 3;
+      },
+      30s));
+  worker.stop();
+  CHECK(f.calls_in_sessions() > 0);
+  f.require_each_job_once_with_one_child("s7");
+  const auto dead = f.store->dead_letters("s7");
+  REQUIRE(dead.size() == 3);
+  for (const auto& e : dead) {
+    REQUIRE(e.last_error.has_value());
+    CHECK(e.last_error->find("the completion was refused") != std::string::npos);
+  }
+}
+
+TEST_CASE("a lost complete_in_sessions reply is retried: each job completed once",
+          "[worker][W21][W18]") {
+  SpreadFixture f;
+  f.store->lose_completions = 3;
+  a2::Worker worker(
+      *f.store, [](const a2::Job& job, a2::JobContext&) { return one_child(job); },
+      spread_options());
+  REQUIRE(eventually([&] { return worker.stats().completed == 90; }, 30s));
+  worker.stop();
+  CHECK(f.store->lost == 3);
+  CHECK(worker.stats().lease_lost == 0);
+  f.require_each_job_once_with_one_child();
+}

@@ -31,7 +31,8 @@
 //                   claims as many events as there are free slots (concurrency + prefetch);
 //   handler threads run the handler on ready jobs;
 //   finish threads  store the outcomes, per session in batches (complete_attempts with
-//                   claim_next sized to the free slots; fail_attempt; release_claims);
+//                   claim_next sized to the free slots, or complete_in_sessions for the
+//                   batches of several sessions queued together; fail_attempt; release_claims);
 //   renew thread    extends the leases of every held claim and marks the lost ones;
 //   watch thread    claims in the sessions watch_work signals name (or makes them candidates).
 // One mutex guards the shared state; store calls are made without it.
@@ -715,82 +716,125 @@ class WorkerRuntime {
 
   // ---- finish threads ------------------------------------------------------------------------
 
+  // One session's part of a flush: its finished runs, and the free slots its completion call
+  // may claim for (claim_next).
+  struct SessionFlush {
+    std::string session;
+    std::vector<Finish> batch;
+    std::size_t next = 0;
+  };
+  // The completions of one session in a flush.
+  struct SessionCompletes {
+    const std::string* session;
+    std::vector<Finish*> items;
+    std::size_t next;
+  };
+
   void finish_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
+      ++idle_finishers_;
       finish_cv_.wait(lock, [&] { return !flush_queue_.empty() || stop_threads_; });
+      --idle_finishers_;
       if (flush_queue_.empty()) return;
-      std::string session = std::move(flush_queue_.front());
-      flush_queue_.pop_front();
-      flushing_.insert(session);
-      auto& queue = pending_[session];
-      std::vector<Finish> batch;
-      while (!queue.empty() && batch.size() < opt_.max_batch) {
-        batch.push_back(std::move(queue.front()));
-        queue.pop_front();
+      // The queued sessions shared with the finish threads that wait too (at least one, at most
+      // kMaxCompletedSessions): their completions go in one store call (complete_in_sessions).
+      const std::size_t share = std::min<std::size_t>(
+          kMaxCompletedSessions, (flush_queue_.size() + idle_finishers_) / (idle_finishers_ + 1));
+      std::size_t free = stop_claiming_ ? 0 : free_slots();
+      std::vector<SessionFlush> group;
+      while (!flush_queue_.empty() && group.size() < share) {
+        SessionFlush part{std::move(flush_queue_.front()), {}, 0};
+        flush_queue_.pop_front();
+        flushing_.insert(part.session);
+        auto& queue = pending_[part.session];
+        while (!queue.empty() && part.batch.size() < opt_.max_batch) {
+          part.batch.push_back(std::move(queue.front()));
+          queue.pop_front();
+        }
+        part.next = std::min(free, opt_.max_batch);
+        free -= part.next;
+        reserved_ += part.next;
+        if (part.next > 0) claiming_flush_.insert(part.session);
+        group.push_back(std::move(part));
       }
-      const std::size_t next = stop_claiming_ ? 0 : std::min(free_slots(), opt_.max_batch);
-      reserved_ += next;
-      if (next > 0) claiming_flush_.insert(session);
       lock.unlock();
 
       std::vector<Noted> events;
-      flush(session, batch, next, events);
+      flush(group, events);
 
       lock.lock();
-      reserved_ -= next;
-      finishing_ -= batch.size();
-      flushing_.erase(session);
-      claiming_flush_.erase(session);
-      auto it = pending_.find(session);
-      if (it != pending_.end()) {
-        if (it->second.empty()) {
-          pending_.erase(it);
-        } else {
-          flush_queue_.push_back(session);
-          finish_cv_.notify_one();
+      for (auto& part : group) {
+        const std::string& session = part.session;
+        reserved_ -= part.next;
+        finishing_ -= part.batch.size();
+        flushing_.erase(session);
+        claiming_flush_.erase(session);
+        auto it = pending_.find(session);
+        if (it != pending_.end()) {
+          if (it->second.empty()) {
+            pending_.erase(it);
+          } else {
+            flush_queue_.push_back(session);
+            finish_cv_.notify_one();
+          }
         }
+        // A session's flushes are serial (flushing_), so none of it claims now.
+        if (after_flush_.erase(session) > 0) add_candidate(session);
       }
-      // A session's flushes are serial (flushing_), so none of it claims now.
-      if (after_flush_.erase(session) > 0) add_candidate(session);
       slot_freed(lock, events);
     }
   }
 
-  // Stores the outcomes of `batch` (one session). Completions go in one complete_attempts call
-  // that also claims up to `next` events for the free slots.
-  void flush(const std::string& session, std::vector<Finish>& batch, std::size_t next,
-             std::vector<Noted>& events) {
-    std::vector<Finish*> completes;
-    for (auto& f : batch) {
-      if (f.kind == FinishKind::complete) completes.push_back(&f);
+  // Stores the outcomes of `group` (one part per session). The completions go in one store call
+  // (complete_attempts for one session, complete_in_sessions for several) that also claims, per
+  // session, up to its part's `next` events for the free slots; then the failures and releases.
+  void flush(std::vector<SessionFlush>& group, std::vector<Noted>& events) {
+    std::vector<SessionCompletes> completing;
+    for (auto& part : group) {
+      SessionCompletes c{&part.session, {}, part.next};
+      for (auto& f : part.batch)
+        if (f.kind == FinishKind::complete) c.items.push_back(&f);
+      if (!c.items.empty()) completing.push_back(std::move(c));
     }
-    if (!completes.empty()) complete(session, completes, next, events);
-    for (auto& f : batch) {
-      switch (f.kind) {
-        case FinishKind::complete:
-          break;
-        case FinishKind::fail:
-          fail(f, events);
-          break;
-        case FinishKind::snooze:
-        case FinishKind::release:
-          release(f, events);
-          break;
+    if (completing.size() == 1) {
+      complete(*completing[0].session, completing[0].items, completing[0].next, events);
+    } else if (completing.size() > 1) {
+      complete_in_sessions(completing, events);
+    }
+    for (auto& part : group)
+      for (auto& f : part.batch) {
+        switch (f.kind) {
+          case FinishKind::complete:
+            break;
+          case FinishKind::fail:
+            fail(f, events);
+            break;
+          case FinishKind::snooze:
+          case FinishKind::release:
+            release(f, events);
+            break;
+        }
       }
-    }
   }
 
-  void complete(const std::string& session, std::vector<Finish*>& items, std::size_t next,
-                std::vector<Noted>& events) {
+  CompleteManyRequest completion_request(const std::string& session,
+                                         const std::vector<Finish*>& items,
+                                         std::size_t next) const {
     CompleteManyRequest request;
     request.session_id = session;
     request.completions.reserve(items.size());
-    for (Finish* f : items)
+    for (const Finish* f : items)
       request.completions.push_back({f->job.index, f->job.attempt, f->children});
     if (next > 0)
       request.claim_next =
           ClaimNext{opt_.holder, opt_.lease.count(), std::nullopt, static_cast<std::int64_t>(next)};
+    return request;
+  }
+
+  void complete(const std::string& session, std::vector<Finish*>& items, std::size_t next,
+                std::vector<Noted>& events) {
+    CompleteManyRequest request = completion_request(session, items, next);
     const TimePoint sent = SteadyClock::now();
     bool unknown = false, first = true;
     std::optional<CompleteManyResult> result;
@@ -803,43 +847,112 @@ class WorkerRuntime {
           },
           sent + opt_.lease, &unknown);
     } catch (const Unavailable& e) {
-      // Out of time: the leases lapse and another attempt runs these events.
-      std::lock_guard lock(mutex_);
-      for (Finish* f : items) {
-        forget(session, f->job.index, f->job.attempt);
-        ++stats_.lease_lost;
-        note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, e.what(),
-             f);
-      }
-      if (unknown && next > 0) {
-        recover_.insert(session);
-        add_candidate(session);
-      }
+      out_of_time(session, items, next > 0 && unknown, e, events);
       return;
     } catch (const Error& e) {
-      // Refused (a child id taken, bad children): find which, one by one; those fail.
-      if (items.size() > 1) {
-        for (Finish* f : items) {
-          std::vector<Finish*> one{f};
-          complete(session, one, 0, events);
-        }
-        std::lock_guard lock(mutex_);
-        add_candidate(session);
-        return;
-      }
-      items[0]->kind = FinishKind::fail;
-      items[0]->error = std::string("a2 worker: the completion was refused: ") + e.what();
-      note(events, WorkerEventKind::store_error, session, items[0]->job.index,
-           items[0]->job.attempt, e.what());
+      refused(session, items, e, events);
       return;
     }
-    std::vector<ClaimRef> refused;
+    completed(session, items, next, *result, sent, unknown, events);
+  }
+
+  // The completions of several sessions in one complete_in_sessions call, retried as complete()
+  // retries its call; each session's outcome is then handled as complete() handles its own.
+  void complete_in_sessions(std::vector<SessionCompletes>& completing, std::vector<Noted>& events) {
+    std::vector<CompleteManyRequest> requests;
+    requests.reserve(completing.size());
+    for (const auto& c : completing)
+      requests.push_back(completion_request(*c.session, c.items, c.next));
+    const TimePoint sent = SteadyClock::now();
+    bool unknown = false, first = true;
+    std::vector<CompleteManyOutcome> outcomes;
+    try {
+      outcomes = retrying(
+          [&] {
+            if (!first)  // A retry does not claim again.
+              for (auto& q : requests) q.claim_next.reset();
+            first = false;
+            return store_.complete_in_sessions(requests);
+          },
+          sent + opt_.lease, &unknown);
+    } catch (const Unavailable& e) {
+      for (auto& c : completing) out_of_time(*c.session, c.items, c.next > 0 && unknown, e, events);
+      return;
+    } catch (const Error&) {
+      // Refused whole before any I/O (a child id named by two sessions' jobs): each alone.
+      for (auto& c : completing) complete(*c.session, c.items, c.next, events);
+      return;
+    }
+    for (std::size_t i = 0; i < completing.size(); ++i) {
+      auto& c = completing[i];
+      if (outcomes[i].ok()) {
+        completed(*c.session, c.items, c.next, *outcomes[i].result, sent, unknown, events);
+        continue;
+      }
+      try {
+        std::rethrow_exception(outcomes[i].error);
+      } catch (const Unavailable& e) {
+        // This session's own failure (its call alone, after the others' call was rolled back):
+        // stored again alone, without a claim when this one's may have run.
+        std::size_t next = c.next;
+        if (e.outcome_unknown() && next > 0) {
+          std::lock_guard lock(mutex_);
+          recover_.insert(*c.session);
+          next = 0;
+        }
+        complete(*c.session, c.items, next, events);
+      } catch (const Error& e) {
+        refused(*c.session, c.items, e, events);
+      }
+    }
+  }
+
+  // Out of time storing the completions of `items`: the leases lapse and another attempt runs
+  // these events. `recover`: a claim_next may have claimed (a lost reply).
+  void out_of_time(const std::string& session, std::vector<Finish*>& items, bool recover,
+                   const Unavailable& e, std::vector<Noted>& events) {
+    std::lock_guard lock(mutex_);
+    for (Finish* f : items) {
+      forget(session, f->job.index, f->job.attempt);
+      ++stats_.lease_lost;
+      note(events, WorkerEventKind::lease_lost, session, f->job.index, f->job.attempt, e.what(), f);
+    }
+    if (recover) {
+      recover_.insert(session);
+      add_candidate(session);
+    }
+  }
+
+  // The store refused the completions of `items` (a child id taken, bad children): one by one
+  // to find which; a refused one fails.
+  void refused(const std::string& session, std::vector<Finish*>& items, const Error& e,
+               std::vector<Noted>& events) {
+    if (items.size() > 1) {
+      for (Finish* f : items) {
+        std::vector<Finish*> one{f};
+        complete(session, one, 0, events);
+      }
+      std::lock_guard lock(mutex_);
+      add_candidate(session);
+      return;
+    }
+    items[0]->kind = FinishKind::fail;
+    items[0]->error = std::string("a2 worker: the completion was refused: ") + e.what();
+    note(events, WorkerEventKind::store_error, session, items[0]->job.index, items[0]->job.attempt,
+         e.what());
+  }
+
+  // The store answered the completions of `items` with `result` (claim_next up to `next`).
+  void completed(const std::string& session, std::vector<Finish*>& items, std::size_t next,
+                 CompleteManyResult& result, TimePoint sent, bool unknown,
+                 std::vector<Noted>& events) {
+    std::vector<ClaimRef> refused_claims;
     {
       std::lock_guard lock(mutex_);
       for (std::size_t i = 0; i < items.size(); ++i) {
         Finish* f = items[i];
         forget(session, f->job.index, f->job.attempt);
-        if (result->results[i].verdict == CompleteVerdict::completed) {
+        if (result.results[i].verdict == CompleteVerdict::completed) {
           ++stats_.completed;
           note(events, WorkerEventKind::completed, session, f->job.index, f->job.attempt, {}, f);
         } else {
@@ -848,11 +961,11 @@ class WorkerRuntime {
         }
       }
       if (unknown && next > 0) recover_.insert(session);
-      if (result->next) {
-        ClaimResult& n = *result->next;
+      if (result.next) {
+        ClaimResult& n = *result.next;
         if (n.verdict == ClaimVerdict::claimed) {
           const bool full = n.events.size() >= next;
-          refused = accept_claimed(session, std::move(n.events), sent, events);
+          refused_claims = accept_claimed(session, std::move(n.events), sent, events);
           if (full) add_candidate(session);
         } else if (n.verdict == ClaimVerdict::busy) {
           add_timer(session, n.retry_at);
@@ -862,7 +975,7 @@ class WorkerRuntime {
       }
     }
     claim_cv_.notify_one();
-    if (!refused.empty()) hand_back(session, refused);
+    if (!refused_claims.empty()) hand_back(session, refused_claims);
   }
 
   // Stores one outcome of `f` with `call` (retry-safe: retried while the lease lasts); empty
@@ -1019,6 +1132,7 @@ class WorkerRuntime {
   WorkerLedger ledger_;
   std::deque<ReadyJob> ready_;
   std::size_t running_ = 0, reserved_ = 0, finishing_ = 0;
+  std::size_t idle_finishers_ = 0;  // Finish threads waiting for a session to flush.
   std::deque<std::string> candidates_;
   std::unordered_set<std::string> candidate_set_;
   std::multimap<TimePoint, std::string> timers_;
