@@ -758,6 +758,7 @@ class WorkerRuntime {
         if (part.next > 0) claiming_flush_.insert(part.session);
         group.push_back(std::move(part));
       }
+      if (!flush_queue_.empty() && idle_finishers_ > 0) finish_cv_.notify_one();  // The rest.
       lock.unlock();
 
       std::vector<Noted> events;
