@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -50,7 +51,9 @@ using Value = nlohmann::json;
 Value value_of(const Json& j) { return Value::parse(j.dump()); }
 
 constexpr int kThreads = 3;
-constexpr int kCallsPerThread = 4;  // A round: 12 calls, at most 34,650 orders to search.
+// A round: 12 calls, at most 34,650 orders to search (a complete_in_sessions call, rare, counts
+// once per session it names: split()).
+constexpr int kCallsPerThread = 4;
 const std::vector<std::string> kSessions = {"c1", "c2", "c3:x"};
 
 // One call of a round: what it does (replayable on any store), when it ran, what it returned.
@@ -256,6 +259,10 @@ class Actor {
       call.start = ticks.fetch_add(1);
       call.result = run_call(call, store);
       call.end = ticks.fetch_add(1);
+      if (!parts_.empty()) {
+        split(call, calls);
+        continue;
+      }
       if (learn_ && call.result.contains("ok")) learn_(call.result["ok"]);
       calls.push_back(std::move(call));
     }
@@ -308,7 +315,8 @@ class Actor {
     if (roll < 22) return append();
     if (roll < 26) return replay_append();
     if (roll < 42) return claim();
-    if (roll < 54) return complete();
+    if (roll < 51) return complete();
+    if (roll < 54) return complete_in_sessions();
     if (roll < 57) return replay_complete();
     if (roll < 61) return complete_many();
     if (roll < 68) return fail();
@@ -425,24 +433,97 @@ class Actor {
 
   // complete_attempts of up to three of this thread's claims in one session.
   Call complete_many() {
-    if (claims_.empty()) return claim();
+    auto req = draw_complete_many();
+    if (!req) return complete();
+    return complete_many_call(*req);
+  }
+
+  // A complete_attempts request of up to three of this thread's claims in one of their sessions;
+  // none without claims or when the draw listed none.
+  std::optional<CompleteManyRequest> draw_complete_many() {
+    if (claims_.empty()) return std::nullopt;
     const std::string s = any_of(claims_).session;
     CompleteManyRequest req{.session_id = s, .claim_next = maybe_claim_next()};
-    std::string listed;
+    std::set<std::int64_t> listed;
     for (const auto& c : claims_) {
       if (c.session != s || req.completions.size() == 3 || !chance(70)) continue;
-      if (listed.find("#" + std::to_string(c.index) + ".") != std::string::npos) continue;
+      if (!listed.insert(c.index).second) continue;
       req.completions.push_back(
           {c.index, c.attempt, chance(50) ? children() : std::vector<ChildEvent>{}});
-      listed += "#" + std::to_string(c.index) + "." + std::to_string(c.attempt);
     }
-    if (req.completions.empty()) return complete();
-    learn_ = [this, s](const Value& ok) {
+    if (req.completions.empty()) return std::nullopt;
+    return req;
+  }
+
+  static std::string listed(const CompleteManyRequest& req) {
+    std::string out;
+    for (const auto& c : req.completions)
+      out += "#" + std::to_string(c.index) + "." + std::to_string(c.attempt);
+    return out;
+  }
+
+  Call complete_many_call(const CompleteManyRequest& req,
+                          const std::string& what = "complete_many") {
+    learn_ = [this, s = req.session_id](const Value& ok) {
       for (const auto& r : ok["results"]) note_rows(s, r["events"]);
       if (ok.contains("next")) note_claim(s, ok["next"]);
     };
-    return {.what = "complete_many " + s + " " + listed,
+    return {.what = what + " " + req.session_id + " " + listed(req),
             .run = [req](Store& st) { return complete_many_json(st.complete_attempts(req)); }};
+  }
+
+  // complete_in_sessions of two sessions' requests, each drawn as complete_many draws one. The
+  // call is not atomic across its sessions (docs/semantics.md#complete_in_sessions): play()
+  // takes each request as a call of its own, a complete_attempts of that request alone, within
+  // the call's interval (split()).
+  Call complete_in_sessions() {
+    std::vector<CompleteManyRequest> requests;
+    for (int tries = 0; tries < 4 && requests.size() < 2; ++tries) {
+      auto q = draw_complete_many();
+      if (!q) break;
+      if (!requests.empty() && requests[0].session_id == q->session_id) continue;
+      requests.push_back(std::move(*q));
+    }
+    if (requests.size() < 2) return complete_many();
+    std::string what = "complete_in_sessions";
+    for (const auto& q : requests) {
+      parts_.push_back(complete_many_call(q, "complete_in_sessions part"));
+      part_learn_.push_back(learn_);
+      what += " " + q.session_id + " " + listed(q);
+    }
+    learn_ = nullptr;
+    return {.what = what, .run = [requests](Store& st) {
+              Json out = Json::array();
+              for (auto& o : st.complete_in_sessions(requests))
+                out.push_back(outcome([&] { return complete_many_json(o.value()); }));
+              return out;
+            }};
+  }
+
+  // The requests of a complete_in_sessions call (parts_) as calls of their own, each with the
+  // call's interval and its own outcome. A call refused whole must be invalid_argument (two
+  // requests drew one contested child id), which changes nothing: no part is kept.
+  void split(const Call& call, std::vector<Call>& calls) {
+    auto parts = std::move(parts_);
+    auto learners = std::move(part_learn_);
+    parts_.clear();
+    part_learn_.clear();
+    if (call.result.contains("error") || call.result.contains("exception")) {
+      INFO(call.what << " -> " << call.result.dump());
+      REQUIRE(call.result.value("error", "") == "invalid_argument");
+      return;
+    }
+    REQUIRE(call.result["ok"].size() == parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      Call part = std::move(parts[i]);
+      part.thread = call.thread;
+      part.now = call.now;
+      part.start = call.start;
+      part.end = call.end;
+      part.result = call.result["ok"][i];
+      if (part.result.contains("ok")) learners[i](part.result["ok"]);
+      calls.push_back(std::move(part));
+    }
   }
 
   Call fail() {
@@ -606,6 +687,9 @@ class Actor {
   std::int64_t now_ = kT0;
   int next_id_ = 0;
   std::function<void(const Value&)> learn_;
+  // The requests of the complete_in_sessions call next() returned, and what each teaches.
+  std::vector<Call> parts_;
+  std::vector<std::function<void(const Value&)>> part_learn_;
   std::map<std::string, std::int64_t> heads_;
   std::map<std::string, std::vector<std::int64_t>> dead_;
   std::vector<ClaimInfo> claims_;
