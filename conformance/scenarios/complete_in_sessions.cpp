@@ -84,6 +84,16 @@ void require_outcome_error(const CompleteManyOutcome& o, ErrorCode code) {
   }
 }
 
+// REQUIREs that `outcome`, of `request` in a complete_in_sessions call on `f`, is the result the
+// same request gets alone on `alone` (set up alike), and that its session reads the same on both.
+void require_as_alone(Fixture& f, Fixture& alone, const CompleteManyRequest& request,
+                      CompleteManyOutcome& outcome) {
+  INFO("session " << request.session_id);
+  REQUIRE(outcome.ok());
+  CHECK(result_json(outcome.value()) == result_json(alone->complete_attempts(request)));
+  CHECK(observe(*f, request.session_id) == observe(*alone, request.session_id));
+}
+
 }  // namespace
 
 TEST_CASE("complete_in_sessions answers each request as its complete_attempts call alone",
@@ -95,13 +105,8 @@ TEST_CASE("complete_in_sessions answers each request as its complete_attempts ca
   auto outcomes = f->complete_in_sessions(s253_requests());
   REQUIRE(outcomes.size() == 3);
   const auto requests = s253_requests();
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    INFO("request " << i << " (session " << requests[i].session_id << ")");
-    REQUIRE(outcomes[i].ok());
-    const auto single = alone->complete_attempts(requests[i]);
-    CHECK(result_json(outcomes[i].value()) == result_json(single));
-    CHECK(observe(*f, requests[i].session_id) == observe(*alone, requests[i].session_id));
-  }
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    require_as_alone(f, alone, requests[i], outcomes[i]);
   // What the calls did: a's children at 4 and 5, then claimed 3 and 4; c's child at 4, claimed 3.
   const auto& a = outcomes[0].value();
   REQUIRE(indexes_of(a.results.at(0).events) == std::vector<std::int64_t>{4, 5});
@@ -128,12 +133,8 @@ TEST_CASE("a refused request changes nothing of its own; the others are stored",
   REQUIRE_THROWS_AS(outcomes[1].value(), PartialDuplicateBatch);
   CHECK(observe(*f, "b") == b_before);
   CHECK(f->read("b").size() == 3);  // No child b1.
-  for (std::size_t i : {std::size_t{0}, std::size_t{2}}) {
-    INFO("request " << i);
-    REQUIRE(outcomes[i].ok());
-    CHECK(result_json(outcomes[i].value()) == result_json(alone->complete_attempts(requests[i])));
-    CHECK(observe(*f, requests[i].session_id) == observe(*alone, requests[i].session_id));
-  }
+  for (std::size_t i : {std::size_t{0}, std::size_t{2}})
+    require_as_alone(f, alone, requests[i], outcomes[i]);
   // The refused request alone is refused alike.
   require_error(ErrorCode::partial_duplicate_batch,
                 [&] { (void)f->complete_attempts(requests[1]); });
